@@ -1,0 +1,156 @@
+/**
+ * `conclave sim`: runs a simulation scenario over seeds, prints a trace hash per seed and the
+ * scenario's figures, and on a failure the exact command that replays it. Exit 0 only when every
+ * checker held on every seed.
+ */
+import { randomInt } from 'node:crypto';
+import { Command, Option } from 'commander';
+import { SystemClock } from '../../adapters/system-clock.js';
+import { SEED_MAX } from '../../sim/prng.js';
+import { replayCommand, runSeeds } from '../../sim/runner.js';
+import type { Scenario, ScenarioFlag, ScenarioOptions, SeedResult } from '../../sim/scenario.js';
+import { SCENARIOS } from '../../sim/scenarios/index.js';
+import { integerIn, numberIn } from '../parse.js';
+import type { CliIo } from '../io.js';
+
+export function simCommand(io: CliIo): Command {
+  const command = new Command('sim')
+    .description('run a deterministic simulation scenario under faults, over many seeds')
+    .addOption(new Option('--scenario <name>', 'scenario to run').choices([...SCENARIOS.keys()])
+      .makeOptionMandatory())
+    .option('--seed <n>', `first seed (0..${SEED_MAX}; default: a fresh one, always printed)`,
+      integerIn(0, SEED_MAX))
+    .option('--seeds <n>', 'number of consecutive seeds to run', integerIn(1, 10_000_000), 1)
+    .option('--stop-on-failure', 'stop at the first failing seed', false)
+    .option('--quiet', 'no line per seed, only failures and the summary', false)
+    .option('--json', 'print one JSON object with every seed and the summary', false);
+  for (const flag of allScenarioFlags()) command.addOption(optionFor(flag));
+  command.addHelpText('after', scenarioHelp());
+  command.action((opts: Record<string, unknown>) => {
+    io.exitCode = runSim(io, opts, command);
+  });
+  return command;
+}
+
+function runSim(io: CliIo, opts: Record<string, unknown>, command: Command): number {
+  const scenario = SCENARIOS.get(String(opts['scenario']))!;
+  const foreign = foreignFlags(scenario, command);
+  if (foreign.length > 0) {
+    io.err(`conclave sim: ${foreign.join(', ')} not accepted by scenario '${scenario.name}' ` +
+      `(it accepts: ${scenario.flags.map((f) => `--${f.name}`).join(', ') || 'no extra flags'})`);
+    return 2;
+  }
+  const options = scenarioOptions(scenario, opts);
+  const firstSeed = typeof opts['seed'] === 'number' ? opts['seed'] : randomInt(0, SEED_MAX);
+  const seedCount = opts['seeds'] as number;
+  const json = opts['json'] === true;
+  const quiet = opts['quiet'] === true || json;
+  if (!json) io.out(`scenario ${scenario.name}: seeds ${firstSeed}..${firstSeed + seedCount - 1} (${seedCount})`);
+  const report = runSeeds(scenario, {
+    firstSeed, seedCount, options,
+    stopOnFailure: opts['stopOnFailure'] === true,
+    wallClock: new SystemClock(),
+    onSeed: (result) => {
+      if (!quiet || result.violations.length > 0) io.out(seedLine(result));
+      if (result.violations.length > 0 && !json) printFailure(io, scenario, result, options);
+    },
+  });
+  const wallS = (report.wallMs ?? 0) / 1000;
+  const speed = {
+    seedsPerS: wallS > 0 ? report.results.length / wallS : undefined,
+    eventsPerS: wallS > 0 ? report.events / wallS : undefined,
+    simulatedSPerWallS: wallS > 0 ? report.simulatedMs / 1000 / wallS : undefined,
+  };
+  const violations = report.failures.length + report.summary.violations.length;
+  if (json) {
+    io.out(JSON.stringify({
+      scenario: scenario.name, firstSeed, seeds: report.results.length, ok: violations === 0,
+      results: report.results.map((r) => ({ seed: r.seed, traceHash: r.traceHash, violations: r.violations })),
+      summary: report.summary.data, summaryViolations: report.summary.violations, speed,
+    }));
+  } else {
+    for (const line of report.summary.lines) io.out(line);
+    for (const v of report.summary.violations) io.out(`VIOLATION ${v.checker}: ${v.message}`);
+    io.out(`speed: ${fmt(speed.seedsPerS)} seeds/s, ${fmt(speed.eventsPerS, 0)} events/s, ` +
+      `${fmt(speed.simulatedSPerWallS, 0)} simulated s per wall s`);
+    io.out(violations === 0
+      ? `ok: ${report.results.length} seeds, zero violations`
+      : `FAILED: ${report.failures.length} of ${report.results.length} seeds broke an invariant`);
+  }
+  return violations === 0 ? 0 : 1;
+}
+
+function seedLine(result: SeedResult<unknown>): string {
+  const verdict = result.violations.length === 0 ? 'ok' : `FAIL (${result.violations.length} violations)`;
+  return `seed ${result.seed} trace ${result.traceHash} ${verdict} events ${result.events}`;
+}
+
+function printFailure(io: CliIo, scenario: Scenario<unknown>, result: SeedResult<unknown>,
+  options: ScenarioOptions): void {
+  for (const v of result.violations.slice(0, 10)) {
+    io.out(`  VIOLATION ${v.checker} at ${v.atMs.toFixed(3)} ms: ${v.message}`);
+  }
+  if (result.violations.length > 10) io.out(`  ... and ${result.violations.length - 10} more`);
+  io.out(`  drawn: ${JSON.stringify(result.drawn)}`);
+  io.out(`  replay: ${replayCommand(scenario, result.seed, options)}`);
+}
+
+function allScenarioFlags(): ScenarioFlag[] {
+  const byName = new Map<string, ScenarioFlag>();
+  for (const scenario of SCENARIOS.values()) {
+    for (const flag of scenario.flags) if (!byName.has(flag.name)) byName.set(flag.name, flag);
+  }
+  return [...byName.values()];
+}
+
+function optionFor(flag: ScenarioFlag): Option {
+  const min = flag.min ?? -Number.MAX_SAFE_INTEGER;
+  const max = flag.max ?? Number.MAX_SAFE_INTEGER;
+  if (flag.kind === 'boolean') return new Option(`--${flag.name}`, flag.description);
+  const option = new Option(`--${flag.name} <value>`, flag.description);
+  if (flag.kind === 'integer') option.argParser(integerIn(min, max));
+  if (flag.kind === 'number') option.argParser(numberIn(min, max));
+  if (flag.choices !== undefined) option.choices(flag.choices);
+  return option;
+}
+
+/** Flags given on the command line that the chosen scenario does not take. */
+function foreignFlags(scenario: Scenario<unknown>, command: Command): string[] {
+  const own = new Set(scenario.flags.map((f) => f.name));
+  const common = new Set(['scenario', 'seed', 'seeds', 'stop-on-failure', 'quiet', 'json']);
+  return command.options
+    .filter((o) => command.getOptionValueSource(o.attributeName()) === 'cli')
+    .map((o) => o.long?.replace(/^--/, '') ?? '')
+    .filter((name) => !own.has(name) && !common.has(name))
+    .map((name) => `--${name}`);
+}
+
+function scenarioOptions(scenario: Scenario<unknown>, opts: Record<string, unknown>): ScenarioOptions {
+  const options: Record<string, number | boolean | string | undefined> = {};
+  for (const flag of scenario.flags) {
+    const value = opts[camel(flag.name)];
+    options[flag.name] = value === undefined ? flag.defaultValue : (value as number | boolean | string);
+  }
+  return options;
+}
+
+function scenarioHelp(): string {
+  const lines = ['', 'Scenarios:'];
+  for (const s of SCENARIOS.values()) {
+    lines.push(`  ${s.name}: ${s.summary}`);
+    for (const f of s.flags) {
+      const def = f.defaultValue === undefined ? '' : ` (default: ${String(f.defaultValue)})`;
+      lines.push(`      --${f.name}: ${f.description}${def}`);
+    }
+  }
+  lines.push('', 'Exit codes: 0 every checker held; 1 a violation (replay command printed); 2 usage error.');
+  return lines.join('\n');
+}
+
+function camel(name: string): string {
+  return name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+function fmt(value: number | undefined, digits = 1): string {
+  return value === undefined ? '-' : value.toFixed(digits);
+}

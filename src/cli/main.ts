@@ -1,0 +1,48 @@
+/**
+ * The `conclave` command. Every subcommand has `--help`; bad flags print one clear line naming
+ * the flag and the accepted values and exit with code 2; nothing prints a stack trace unless
+ * CONCLAVE_DEBUG is set.
+ */
+import { Command, CommanderError } from 'commander';
+import { simCommand } from './commands/sim.js';
+import type { CliIo } from './io.js';
+
+export const EXIT_USAGE = 2;
+
+export async function runCli(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  const program = new Command('conclave')
+    .description('Conclave: cluster coordination for TypeScript — failure detectors, Raft, ' +
+      'gossip membership, leases and fencing tokens')
+    .version('0.1.0')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (s) => io.out(s.replace(/\n$/, '')),
+      writeErr: (s) => io.err(s.replace(/\n$/, '')),
+    })
+    .exitOverride();
+  for (const command of [simCommand(io)]) {
+    // addCommand() does not pass the output and exit settings down; copy them explicitly.
+    command.copyInheritedSettings(program);
+    program.addCommand(command);
+  }
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return io.exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? 0 : EXIT_USAGE;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    io.err(`conclave: ${message}`);
+    if (process.env['CONCLAVE_DEBUG'] !== undefined && error instanceof Error) io.err(error.stack ?? '');
+    return 1;
+  }
+}
+
+function processIo(): CliIo {
+  return {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+    exitCode: 0,
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * Errors users can match on: every operating error that crosses a boundary (client, server, CLI)
+ * is a `CoordError` with a stable `code`. docs/errors.md lists each code with what to do.
+ * Match on `error.code`, not on the class: codes survive serialization and library copies.
+ */
+
+export type CoordErrorCode =
+  | 'CONCLAVE_CONFIG_INVALID'
+  | 'CONCLAVE_USAGE'
+  | 'CONCLAVE_NOT_LEADER'
+  | 'CONCLAVE_NO_QUORUM'
+  | 'CONCLAVE_TIMEOUT'
+  | 'CONCLAVE_LEASE_EXPIRED'
+  | 'CONCLAVE_FENCING_TOKEN_STALE'
+  | 'CONCLAVE_PROTOCOL'
+  | 'CONCLAVE_STORAGE_CORRUPT'
+  | 'CONCLAVE_UNAVAILABLE';
+
+export class CoordError extends Error {
+  override name = 'CoordError';
+  constructor(readonly code: CoordErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** Thrown when a configuration breaks one or more rules; the message lists every one. */
+export class ConfigInvalidError extends CoordError {
+  override name = 'ConfigInvalidError';
+  constructor(message: string) {
+    super('CONCLAVE_CONFIG_INVALID', message);
+  }
+}
+
+/** Thrown when a command line or API call is malformed (unknown flag, value out of range). */
+export class UsageError extends CoordError {
+  override name = 'UsageError';
+  constructor(message: string) {
+    super('CONCLAVE_USAGE', message);
+  }
+}

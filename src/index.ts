@@ -1,0 +1,20 @@
+/**
+ * @packageDocumentation
+ * Conclave's public surface. Import from `conclave`:
+ *
+ * ```ts
+ * import { PhiAccrualDetector, PHI_ACCRUAL_DEFAULTS_LAN, nodeId } from 'conclave';
+ * const detector = new PhiAccrualDetector(PHI_ACCRUAL_DEFAULTS_LAN);
+ * detector.heartbeat(nodeId('n2'), performance.now());
+ * ```
+ */
+export * from './core/detector/index.js';
+export { GenerationClock, classifyIncoming, compareGenerations } from './core/generation/index.js';
+export type { GenerationComparison, GenerationDecision } from './core/generation/index.js';
+export { nodeId, term, logIndex, fencingToken, generation, incarnation } from './core/ids.js';
+export type { NodeId, Term, LogIndex, FencingToken, Generation, Incarnation } from './core/ids.js';
+export type { ConfigProblem } from './core/config.js';
+export { formatConfigProblems } from './core/config.js';
+export { CoordError, ConfigInvalidError, UsageError } from './errors.js';
+export type { CoordErrorCode } from './errors.js';
+export { SystemClock } from './adapters/system-clock.js';

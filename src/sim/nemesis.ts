@@ -1,0 +1,250 @@
+/**
+ * The nemesis: draws a fault schedule from the seed and plays it against the simulated cluster.
+ * Swarm testing (as in TigerBeetle's VOPR): the seed also decides WHICH kinds of fault this run
+ * has and how often, so that some runs hammer one fault hard while others mix them.
+ *
+ * Faults: crash and restart (kill -9, unsynced data lost), process pauses (SIGSTOP/SIGCONT),
+ * partitions (halves, one node isolated, asymmetric one-way links, partial: a few links cut),
+ * loss bursts, latency spikes, and per-node clock drift. Every fault ends by the end of the
+ * safety phase, so the liveness phase runs on a healed network.
+ */
+import { assertNever } from '../core/assert.js';
+import type { NodeId } from '../core/ids.js';
+import { randomChance, randomFloat, randomInt, shuffle } from '../core/random.js';
+import type { Prng } from './prng.js';
+import type { Scheduler } from './scheduler.js';
+import type { NetworkFaults, SimNetwork } from './sim-network.js';
+
+export type FaultKind = 'crash' | 'pause' | 'partition' | 'loss-burst' | 'latency-spike' | 'drift';
+
+export const FAULT_KINDS: readonly FaultKind[] = [
+  'crash', 'pause', 'partition', 'loss-burst', 'latency-spike', 'drift',
+];
+
+/** What the nemesis acts on. */
+export interface NemesisTarget {
+  readonly nodeIds: readonly NodeId[];
+  crash(id: NodeId): void;
+  restart(id: NodeId): void;
+  isUp(id: NodeId): boolean;
+  pause(id: NodeId, durationMs: number): void;
+  setDriftRate(id: NodeId, driftRate: number): void;
+  readonly network: SimNetwork<unknown>;
+}
+
+/** The fault mix of one run, drawn from its seed; printed with every failure. */
+export interface NemesisPlan {
+  readonly kinds: readonly FaultKind[];
+  /** Mean time between two faults. Unit: ms. */
+  readonly faultIntervalMsMean: number;
+  /** How long a crashed node stays down, at most. Unit: ms. */
+  readonly downtimeMsMax: number;
+  /** Longest pause. Unit: ms. */
+  readonly pauseMsMax: number;
+  /** Longest partition. Unit: ms. */
+  readonly partitionMsMax: number;
+  /** Largest clock rate error drawn per node. Unit: ratio. */
+  readonly driftRateMax: number;
+  /** Most nodes down at once (keep a majority up to measure liveness, or allow all). */
+  readonly crashedMax: number;
+}
+
+export interface NemesisBounds {
+  readonly faultIntervalMsMin: number;
+  readonly faultIntervalMsMax: number;
+  readonly downtimeMsMax: number;
+  readonly pauseMsMax: number;
+  readonly partitionMsMax: number;
+  readonly driftRateMax: number;
+  readonly crashedMax: number;
+  /** Fault kinds this scenario allows (for example no partitions in a single-link test). */
+  readonly kinds: readonly FaultKind[];
+  /** Kinds every run has, whatever the swarm draws (a scenario that measures detection needs crashes). */
+  readonly requiredKinds?: readonly FaultKind[];
+}
+
+/** Swarm: each allowed kind is on with probability 1/2 (at least one), rates drawn in bounds. */
+export function drawNemesisPlan(prng: Prng, bounds: NemesisBounds): NemesisPlan {
+  const required = bounds.requiredKinds ?? [];
+  let kinds = bounds.kinds.filter((k) => randomChance(prng, 0.5) || required.includes(k));
+  if (kinds.length === 0 && bounds.kinds.length > 0) {
+    kinds = [bounds.kinds[randomInt(prng, 0, bounds.kinds.length)]!];
+  }
+  const span = bounds.faultIntervalMsMax - bounds.faultIntervalMsMin;
+  return {
+    kinds,
+    faultIntervalMsMean: bounds.faultIntervalMsMin + randomFloat(prng) * span,
+    downtimeMsMax: bounds.downtimeMsMax * (0.25 + 0.75 * randomFloat(prng)),
+    pauseMsMax: bounds.pauseMsMax * (0.25 + 0.75 * randomFloat(prng)),
+    partitionMsMax: bounds.partitionMsMax * (0.25 + 0.75 * randomFloat(prng)),
+    driftRateMax: bounds.driftRateMax * randomFloat(prng),
+    crashedMax: bounds.crashedMax,
+  };
+}
+
+export interface NemesisCounts {
+  crashes: number;
+  pauses: number;
+  partitions: number;
+  lossBursts: number;
+  latencySpikes: number;
+}
+
+/** Plays a plan until `endMs`; by `endMs` every fault has been undone. */
+export class Nemesis {
+  readonly counts: NemesisCounts = { crashes: 0, pauses: 0, partitions: 0, lossBursts: 0, latencySpikes: 0 };
+  private readonly baseFaults: NetworkFaults;
+  private partitionActive = false;
+  private networkFaultActive = false;
+  /** When each node's last fault ended (Infinity while one lasts); absent: never disturbed. */
+  private readonly nodeDisturbedEndMs = new Map<NodeId, number>();
+  /** When the last network-wide fault (partition, loss, latency) ended; Infinity while on. */
+  private networkDisturbedEndMs = -Infinity;
+
+  constructor(
+    private readonly prng: Prng,
+    private readonly scheduler: Scheduler,
+    private readonly target: NemesisTarget,
+    readonly plan: NemesisPlan,
+    private readonly endMs: number,
+  ) {
+    this.baseFaults = target.network.currentFaults;
+  }
+
+  /**
+   * The instant since which neither node, nor the network between them, has been under a
+   * fault; Infinity while one lasts. Checkers use it to tell "healthy and timely" from not.
+   */
+  quietSinceMs(a: NodeId, b: NodeId): number {
+    return Math.max(
+      this.networkDisturbedEndMs,
+      this.nodeDisturbedEndMs.get(a) ?? -Infinity,
+      this.nodeDisturbedEndMs.get(b) ?? -Infinity,
+    );
+  }
+
+  start(): void {
+    if (this.plan.kinds.includes('drift')) {
+      for (const id of this.target.nodeIds) {
+        const rate = (2 * randomFloat(this.prng) - 1) * this.plan.driftRateMax;
+        this.target.setDriftRate(id, rate);
+      }
+    }
+    this.scheduleNext();
+  }
+
+  private scheduleNext(): void {
+    const gapMs = -Math.log(1 - randomFloat(this.prng)) * this.plan.faultIntervalMsMean;
+    if (this.scheduler.nowMs + gapMs >= this.endMs) return;
+    this.scheduler.schedule(gapMs, () => {
+      this.inject();
+      this.scheduleNext();
+    });
+  }
+
+  /** Time left before the end of the safety phase, so every fault is undone by then. */
+  private remainingMs(): number {
+    return Math.max(0, this.endMs - this.scheduler.nowMs);
+  }
+
+  private inject(): void {
+    const kinds = this.plan.kinds.filter((k) => k !== 'drift');
+    if (kinds.length === 0) return;
+    const kind = kinds[randomInt(this.prng, 0, kinds.length)]!;
+    switch (kind) {
+      case 'crash': return this.injectCrash();
+      case 'pause': return this.injectPause();
+      case 'partition': return this.injectPartition();
+      case 'loss-burst': return this.injectNetworkFault('loss');
+      case 'latency-spike': return this.injectNetworkFault('latency');
+      default: return assertNever(kind, 'fault kind');
+    }
+  }
+
+  private injectCrash(): void {
+    const up = this.target.nodeIds.filter((id) => this.target.isUp(id));
+    const down = this.target.nodeIds.length - up.length;
+    if (up.length === 0 || down >= this.plan.crashedMax) return;
+    const id = up[randomInt(this.prng, 0, up.length)]!;
+    this.target.crash(id);
+    this.counts.crashes++;
+    this.nodeDisturbedEndMs.set(id, Infinity);
+    const downtimeMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.downtimeMsMax);
+    this.scheduler.schedule(downtimeMs, () => {
+      this.target.restart(id);
+      this.nodeDisturbedEndMs.set(id, this.scheduler.nowMs);
+    });
+  }
+
+  private injectPause(): void {
+    const up = this.target.nodeIds.filter((id) => this.target.isUp(id));
+    if (up.length === 0) return;
+    const id = up[randomInt(this.prng, 0, up.length)]!;
+    const durationMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.pauseMsMax);
+    this.target.pause(id, durationMs);
+    this.counts.pauses++;
+    const endMs = this.scheduler.nowMs + durationMs;
+    this.nodeDisturbedEndMs.set(id, Math.max(this.nodeDisturbedEndMs.get(id) ?? -Infinity, endMs));
+  }
+
+  private injectPartition(): void {
+    if (this.partitionActive) return;
+    const network = this.target.network;
+    const ids = shuffle(this.prng, [...this.target.nodeIds]);
+    const shape = randomInt(this.prng, 0, 4);
+    if (shape === 0) {
+      // Halves (or any split): two sides that cannot reach each other.
+      const cut = randomInt(this.prng, 1, ids.length);
+      network.partition([ids.slice(0, cut), ids.slice(cut)]);
+    } else if (shape === 1) {
+      network.partition([ids.slice(0, 1), ids.slice(1)]);
+    } else if (shape === 2) {
+      // Asymmetric: one node can send to nobody but still hears everyone.
+      for (const other of ids.slice(1)) network.blockLink(ids[0]!, other);
+    } else {
+      // Partial: a random subset of links cut in one or both directions.
+      for (const from of ids) {
+        for (const to of ids) {
+          if (from !== to && randomChance(this.prng, 0.3)) network.blockLink(from, to);
+        }
+      }
+    }
+    this.partitionActive = true;
+    this.counts.partitions++;
+    this.networkDisturbedEndMs = Infinity;
+    const durationMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.partitionMsMax);
+    this.scheduler.schedule(durationMs, () => {
+      network.heal();
+      this.partitionActive = false;
+      if (!this.networkFaultActive) this.networkDisturbedEndMs = this.scheduler.nowMs;
+    });
+  }
+
+  private injectNetworkFault(what: 'loss' | 'latency'): void {
+    if (this.networkFaultActive) return;
+    const network = this.target.network;
+    const base = this.baseFaults;
+    if (what === 'loss') {
+      network.setFaults({ ...base, lossRate: Math.max(base.lossRate, 0.05 + 0.45 * randomFloat(this.prng)) });
+      this.counts.lossBursts++;
+    } else {
+      const spikeMs = 5 + 95 * randomFloat(this.prng);
+      network.setFaults({
+        ...base,
+        latencyMsMin: base.latencyMsMin + spikeMs / 4,
+        latencyMsMeanExtra: base.latencyMsMeanExtra + spikeMs / 2,
+        latencyMsMax: base.latencyMsMax + spikeMs,
+        duplicateRate: Math.max(base.duplicateRate, 0.02),
+      });
+      this.counts.latencySpikes++;
+    }
+    this.networkFaultActive = true;
+    this.networkDisturbedEndMs = Infinity;
+    const durationMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.partitionMsMax);
+    this.scheduler.schedule(durationMs, () => {
+      network.setFaults(base);
+      this.networkFaultActive = false;
+      if (!this.partitionActive) this.networkDisturbedEndMs = this.scheduler.nowMs;
+    });
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * What a simulation scenario is: a named experiment that runs one seed deterministically and
+ * reports the checkers' verdict, a trace hash and its figures. The runner (runner.ts) loops
+ * over seeds; the CLI (`conclave sim`) parses flags into a scenario's options.
+ */
+
+/** A broken invariant, with enough context to understand it without a debugger. */
+export interface Violation {
+  /** The checker's name, for example `election-safety`. */
+  readonly checker: string;
+  /** Virtual time of the step after which the check failed. Unit: ms. */
+  readonly atMs: number;
+  readonly message: string;
+}
+
+/** The outcome of one seed. */
+export interface SeedResult<F> {
+  readonly seed: number;
+  readonly traceHash: string;
+  readonly violations: readonly Violation[];
+  /** Scenario-specific figures; the scenario's `summarize` aggregates them. */
+  readonly figures: F;
+  /** Simulated time covered. Unit: ms. */
+  readonly simulatedMs: number;
+  /** Events the scheduler ran. */
+  readonly events: number;
+  /** The options the seed drew (swarm testing), printed on failure. */
+  readonly drawn: Readonly<Record<string, unknown>>;
+}
+
+/** A flag a scenario accepts beyond the common ones, for `--help` and validation. */
+export interface ScenarioFlag {
+  readonly name: string;
+  readonly description: string;
+  readonly kind: 'integer' | 'number' | 'boolean' | 'string';
+  readonly defaultValue: number | boolean | string | undefined;
+  readonly min?: number;
+  readonly max?: number;
+  readonly choices?: readonly string[];
+}
+
+export type ScenarioOptions = Readonly<Record<string, number | boolean | string | undefined>>;
+
+export interface Scenario<F> {
+  readonly name: string;
+  readonly summary: string;
+  readonly flags: readonly ScenarioFlag[];
+  /** Runs one seed. Must be deterministic in (seed, options). */
+  runSeed(seed: number, options: ScenarioOptions): SeedResult<F>;
+  /** Lines of figures over all seeds run, for the final report. */
+  summarize(results: readonly SeedResult<F>[], options: ScenarioOptions): SummaryReport;
+}
+
+export interface SummaryReport {
+  /** Human-readable lines. */
+  readonly lines: readonly string[];
+  /** The same figures as data, for `--json`. */
+  readonly data: Readonly<Record<string, unknown>>;
+  /** Violations found by checks over all seeds (for example a statistic out of bound). */
+  readonly violations: readonly Violation[];
+}
