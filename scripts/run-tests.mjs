@@ -26,7 +26,7 @@ if (files.length === 0) {
 }
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', ...passthrough, ...files],
+  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...passthrough, ...files],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);

@@ -15,10 +15,14 @@ import type { Prng } from './prng.js';
 import type { Scheduler } from './scheduler.js';
 import type { NetworkFaults, SimNetwork } from './sim-network.js';
 
-export type FaultKind = 'crash' | 'pause' | 'partition' | 'loss-burst' | 'latency-spike' | 'drift';
+export type FaultKind = 'crash' | 'bounce' | 'pause' | 'partition' | 'loss-burst' | 'latency-spike' | 'drift';
 
+/**
+ * `bounce` is a crash followed by an immediate restart (0–20 ms, a supervisor restarting the
+ * process): it hits the windows where state lives only in memory, like an unpersisted vote.
+ */
 export const FAULT_KINDS: readonly FaultKind[] = [
-  'crash', 'pause', 'partition', 'loss-burst', 'latency-spike', 'drift',
+  'crash', 'bounce', 'pause', 'partition', 'loss-burst', 'latency-spike', 'drift',
 ];
 
 /** What the nemesis acts on. */
@@ -152,7 +156,8 @@ export class Nemesis {
     if (kinds.length === 0) return;
     const kind = kinds[randomInt(this.prng, 0, kinds.length)]!;
     switch (kind) {
-      case 'crash': return this.injectCrash();
+      case 'crash': return this.injectCrash(this.plan.downtimeMsMax);
+      case 'bounce': return this.injectCrash(20);
       case 'pause': return this.injectPause();
       case 'partition': return this.injectPartition();
       case 'loss-burst': return this.injectNetworkFault('loss');
@@ -161,7 +166,7 @@ export class Nemesis {
     }
   }
 
-  private injectCrash(): void {
+  private injectCrash(downtimeMsMax: number): void {
     const up = this.target.nodeIds.filter((id) => this.target.isUp(id));
     const down = this.target.nodeIds.length - up.length;
     if (up.length === 0 || down >= this.plan.crashedMax) return;
@@ -169,7 +174,7 @@ export class Nemesis {
     this.target.crash(id);
     this.counts.crashes++;
     this.nodeDisturbedEndMs.set(id, Infinity);
-    const downtimeMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.downtimeMsMax);
+    const downtimeMs = Math.min(this.remainingMs(), randomFloat(this.prng) * downtimeMsMax);
     this.scheduler.schedule(downtimeMs, () => {
       this.target.restart(id);
       this.nodeDisturbedEndMs.set(id, this.scheduler.nowMs);

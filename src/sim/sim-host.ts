@@ -127,9 +127,19 @@ export class SimHost<M, P extends SimProcess> {
     });
   }
 
+  /**
+   * Runs `work` on the process's event loop as an outside input (a client request arriving):
+   * dropped while the process is crashed, queued while it is paused.
+   */
+  submit(work: (process: P) => void): void {
+    this.run(() => {
+      if (this.processValue !== undefined) work(this.processValue);
+    });
+  }
+
   /** Runs work on the process's event loop, unless it is crashed; queues it while paused. */
   private run(work: () => void): void {
-    if (this.processValue === undefined && this.handler === undefined) return;
+    if (this.processValue === undefined) return;
     if (this.pausedUntilMs !== undefined) {
       this.deferred.push(work);
       return;

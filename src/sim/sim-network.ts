@@ -114,7 +114,6 @@ export class SimNetwork<M> {
     endpoint.up = up;
     if (up) return;
     endpoint.incarnation++;
-    endpoint.handler = undefined;
     // The kernel closes a dead process's sockets: connected peers see a reset soon after.
     for (const [peerId, peer] of this.endpoints) {
       if (peerId === id || !peer.up || this.isBlocked(id, peerId)) continue;

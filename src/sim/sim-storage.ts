@@ -14,8 +14,15 @@ interface SimFile {
   readonly id: number;
   data: Uint8Array;
   length: number;
-  /** Contents as of the last completed sync. */
-  durable: Uint8Array;
+  /**
+   * Contents as of the last completed sync: the first `durableLength` bytes of `data`, unless a
+   * truncate cut into them since, in which case `durableCopy` holds them (copied once, lazily:
+   * copying on every sync made long simulations quadratic).
+   */
+  durableLength: number;
+  durableCopy: Uint8Array | undefined;
+  /** Syncs in flight: the length each will make durable, and a copy if a truncate cut into it. */
+  inflightSyncs: { length: number; copy: Uint8Array | undefined }[];
 }
 
 export interface SimStorageOptions {
@@ -58,7 +65,10 @@ export class SimStorage implements Storage {
   append(name: string, bytes: Uint8Array): void {
     let file = this.files.get(name);
     if (file === undefined) {
-      file = { id: this.fileIdNext++, data: new Uint8Array(64), length: 0, durable: new Uint8Array(0) };
+      file = {
+        id: this.fileIdNext++, data: new Uint8Array(64), length: 0,
+        durableLength: 0, durableCopy: undefined, inflightSyncs: [],
+      };
       this.files.set(name, file);
       this.filesById.set(file.id, file);
     }
@@ -76,6 +86,15 @@ export class SimStorage implements Storage {
     assert(file !== undefined, () => `truncate: no file ${name}`);
     assert(sizeBytes >= 0 && sizeBytes <= file.length,
       () => `truncate ${name} to ${sizeBytes}: size is ${file.length}`);
+    // Bytes a completed or pending sync covers must outlive the cut, as on a real disk.
+    if (file.durableCopy === undefined && sizeBytes < file.durableLength) {
+      file.durableCopy = file.data.slice(0, file.durableLength);
+    }
+    for (const pending of file.inflightSyncs) {
+      if (pending.copy === undefined && sizeBytes < pending.length) {
+        pending.copy = file.data.slice(0, pending.length);
+      }
+    }
     file.length = sizeBytes;
   }
 
@@ -93,11 +112,16 @@ export class SimStorage implements Storage {
   sync(name: string, done: (error?: Error) => void): void {
     const file = this.files.get(name);
     const life = this.life;
-    const snapshot = file === undefined ? undefined : file.data.slice(0, file.length);
+    const pending = { length: file?.length ?? 0, copy: undefined as Uint8Array | undefined };
+    file?.inflightSyncs.push(pending);
     this.syncs++;
     this.scheduler.schedule(this.options.syncLatencyMs, () => {
       if (life !== this.life) return;
-      if (file !== undefined && snapshot !== undefined) file.durable = snapshot;
+      if (file !== undefined) {
+        file.inflightSyncs.splice(file.inflightSyncs.indexOf(pending), 1);
+        file.durableLength = pending.length;
+        file.durableCopy = pending.copy;
+      }
       done();
     });
   }
@@ -123,10 +147,16 @@ export class SimStorage implements Storage {
     for (const [name, id] of this.durableDirectory) {
       const file = this.filesById.get(id);
       if (file === undefined) continue;
+      const durableLength = file.durableCopy?.length ?? file.durableLength;
       const survived = this.survivingBytes(file);
-      if (survived.length !== file.durable.length) tornFiles++;
+      if (survived.length !== durableLength) tornFiles++;
       file.data = survived.slice();
       file.length = survived.length;
+      // Bytes that survived a process crash sit in the page cache, still not durable: a second
+      // crash (power loss) before the next sync may lose them again.
+      file.durableLength = Math.min(durableLength, survived.length);
+      file.durableCopy = undefined;
+      file.inflightSyncs = [];
       files.set(name, file);
     }
     // Files never covered by a syncDir vanish with the crash.
@@ -137,18 +167,13 @@ export class SimStorage implements Storage {
 
   private survivingBytes(file: SimFile): Uint8Array {
     const current = file.data.subarray(0, file.length);
-    const durable = file.durable;
-    const extendsDurable = current.length > durable.length && startsWith(current, durable);
-    if (!extendsDurable || !randomChance(this.prng, this.options.unsyncedSurvivalRate)) {
-      return durable;
+    if (file.durableCopy !== undefined) return file.durableCopy;
+    // No truncate cut into the durable bytes: they are a prefix of the current contents.
+    const durableLength = file.durableLength;
+    if (current.length <= durableLength || !randomChance(this.prng, this.options.unsyncedSurvivalRate)) {
+      return current.subarray(0, Math.min(durableLength, current.length));
     }
-    const extra = randomInt(this.prng, 1, current.length - durable.length + 1);
-    return current.subarray(0, durable.length + extra);
+    const extra = randomInt(this.prng, 1, current.length - durableLength + 1);
+    return current.subarray(0, durableLength + extra);
   }
-}
-
-function startsWith(data: Uint8Array, prefix: Uint8Array): boolean {
-  if (prefix.length > data.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (data[i] !== prefix[i]) return false;
-  return true;
 }

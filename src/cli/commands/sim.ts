@@ -4,10 +4,12 @@
  * checker held on every seed.
  */
 import { randomInt } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import { Command, Option } from 'commander';
 import { SystemClock } from '../../adapters/system-clock.js';
 import { SEED_MAX } from '../../sim/prng.js';
-import { replayCommand, runSeeds } from '../../sim/runner.js';
+import { replayCommand, runSeeds, type RunReport } from '../../sim/runner.js';
 import type { Scenario, ScenarioFlag, ScenarioOptions, SeedResult } from '../../sim/scenario.js';
 import { SCENARIOS } from '../../sim/scenarios/index.js';
 import { integerIn, numberIn } from '../parse.js';
@@ -23,16 +25,18 @@ export function simCommand(io: CliIo): Command {
     .option('--seeds <n>', 'number of consecutive seeds to run', integerIn(1, 10_000_000), 1)
     .option('--stop-on-failure', 'stop at the first failing seed', false)
     .option('--quiet', 'no line per seed, only failures and the summary', false)
-    .option('--json', 'print one JSON object with every seed and the summary', false);
+    .option('--json', 'print one JSON object with every seed and the summary', false)
+    .option('--jobs <n>', 'worker threads running seeds in parallel (default: one per core, ' +
+      'when running the built CLI)', integerIn(1, 64));
   for (const flag of allScenarioFlags()) command.addOption(optionFor(flag));
   command.addHelpText('after', scenarioHelp());
-  command.action((opts: Record<string, unknown>) => {
-    io.exitCode = runSim(io, opts, command);
+  command.action(async (opts: Record<string, unknown>) => {
+    io.exitCode = await runSim(io, opts, command);
   });
   return command;
 }
 
-function runSim(io: CliIo, opts: Record<string, unknown>, command: Command): number {
+async function runSim(io: CliIo, opts: Record<string, unknown>, command: Command): Promise<number> {
   const scenario = SCENARIOS.get(String(opts['scenario']))!;
   const foreign = foreignFlags(scenario, command);
   if (foreign.length > 0) {
@@ -46,15 +50,17 @@ function runSim(io: CliIo, opts: Record<string, unknown>, command: Command): num
   const json = opts['json'] === true;
   const quiet = opts['quiet'] === true || json;
   if (!json) io.out(`scenario ${scenario.name}: seeds ${firstSeed}..${firstSeed + seedCount - 1} (${seedCount})`);
-  const report = runSeeds(scenario, {
-    firstSeed, seedCount, options,
-    stopOnFailure: opts['stopOnFailure'] === true,
-    wallClock: new SystemClock(),
-    onSeed: (result) => {
-      if (!quiet || result.violations.length > 0) io.out(seedLine(result));
-      if (result.violations.length > 0 && !json) printFailure(io, scenario, result, options);
-    },
-  });
+  const onSeed = (result: SeedResult<unknown>): void => {
+    if (!quiet || result.violations.length > 0) io.out(seedLine(result));
+    if (result.violations.length > 0 && !json) printFailure(io, scenario, result, options);
+  };
+  const jobs = jobCount(opts['jobs'], seedCount);
+  const stopOnFailure = opts['stopOnFailure'] === true;
+  const report = jobs > 1
+    ? await runSeedsInWorkers(scenario, { firstSeed, seedCount, options, stopOnFailure, onSeed }, jobs)
+    : runSeeds(scenario, {
+      firstSeed, seedCount, options, stopOnFailure, wallClock: new SystemClock(), onSeed,
+    });
   const wallS = (report.wallMs ?? 0) / 1000;
   const speed = {
     seedsPerS: wallS > 0 ? report.results.length / wallS : undefined,
@@ -78,6 +84,61 @@ function runSim(io: CliIo, opts: Record<string, unknown>, command: Command): num
       : `FAILED: ${report.failures.length} of ${report.results.length} seeds broke an invariant`);
   }
   return violations === 0 ? 0 : 1;
+}
+
+/** Workers load the compiled worker module, so they only run from the built CLI (dist/). */
+function jobCount(requested: unknown, seedCount: number): number {
+  const compiled = import.meta.url.endsWith('.js');
+  if (typeof requested === 'number') return compiled ? Math.min(requested, seedCount) : 1;
+  return compiled ? Math.min(availableParallelism(), seedCount) : 1;
+}
+
+interface ParallelRun {
+  readonly firstSeed: number;
+  readonly seedCount: number;
+  readonly options: ScenarioOptions;
+  readonly stopOnFailure: boolean;
+  readonly onSeed: (result: SeedResult<unknown>) => void;
+}
+
+/** Runs the seeds over `jobs` worker threads; the report is the same as runSeeds' one. */
+async function runSeedsInWorkers(scenario: Scenario<unknown>, run: ParallelRun,
+  jobs: number): Promise<RunReport<unknown>> {
+  const clock = new SystemClock();
+  const startMs = clock.monotonicMs();
+  const results: SeedResult<unknown>[] = [];
+  const workers: Worker[] = [];
+  const stopAll = (): void => {
+    for (const worker of workers) void worker.terminate();
+  };
+  const runs = Array.from({ length: jobs }, (_, job) => {
+    const seeds: number[] = [];
+    for (let i = job; i < run.seedCount; i += jobs) seeds.push((run.firstSeed + i) % (SEED_MAX + 1));
+    const worker = new Worker(new URL('../sim-worker.js', import.meta.url), {
+      workerData: { scenario: scenario.name, seeds, options: run.options },
+    });
+    workers.push(worker);
+    return new Promise<void>((resolve, reject) => {
+      worker.on('message', (message: { kind: 'result'; result: SeedResult<unknown> } | { kind: 'done' }) => {
+        if (message.kind === 'done') return resolve();
+        results.push(message.result);
+        run.onSeed(message.result);
+        if (run.stopOnFailure && message.result.violations.length > 0) stopAll();
+      });
+      worker.on('error', reject);
+      worker.on('exit', () => resolve());
+    });
+  });
+  await Promise.all(runs);
+  results.sort((a, b) => a.seed - b.seed);
+  const failures = results.filter((r) => r.violations.length > 0);
+  return {
+    results, failures,
+    summary: scenario.summarize(results, run.options),
+    wallMs: clock.monotonicMs() - startMs,
+    simulatedMs: results.reduce((s, r) => s + r.simulatedMs, 0),
+    events: results.reduce((s, r) => s + r.events, 0),
+  };
 }
 
 function seedLine(result: SeedResult<unknown>): string {
@@ -117,7 +178,7 @@ function optionFor(flag: ScenarioFlag): Option {
 /** Flags given on the command line that the chosen scenario does not take. */
 function foreignFlags(scenario: Scenario<unknown>, command: Command): string[] {
   const own = new Set(scenario.flags.map((f) => f.name));
-  const common = new Set(['scenario', 'seed', 'seeds', 'stop-on-failure', 'quiet', 'json']);
+  const common = new Set(['scenario', 'seed', 'seeds', 'stop-on-failure', 'quiet', 'json', 'jobs']);
   return command.options
     .filter((o) => command.getOptionValueSource(o.attributeName()) === 'cli')
     .map((o) => o.long?.replace(/^--/, '') ?? '')

@@ -7,10 +7,10 @@
  *   byte  4      format version (1)
  *   bytes 5-7    zero
  *   bytes 8-15   generation, unsigned 64-bit (only safe integers, < 2^53, are valid)
- *   bytes 16-19  CRC-32 of bytes 0-15
+ *   bytes 16-19  CRC-32C of bytes 0-15
  */
 import { assert } from '../assert.js';
-import { crc32 } from './crc32.js';
+import { crc32c } from '../checksum.js';
 import { isValidGeneration } from './generation-clock.js';
 
 /** Size of an encoded record. Unit: bytes. */
@@ -34,7 +34,7 @@ export function encodeGenerationRecord(generation: number): Uint8Array {
   bytes[4] = FORMAT_VERSION;
   view.setUint32(8, Math.floor(generation / 0x1_0000_0000));
   view.setUint32(12, generation % 0x1_0000_0000);
-  view.setUint32(16, crc32(bytes.subarray(0, CHECKSUMMED_BYTES)));
+  view.setUint32(16, crc32c(bytes, 0, CHECKSUMMED_BYTES));
   // Check on both sides: what we write must read back as what we meant.
   const check = decodeGenerationRecord(bytes);
   assert(check.kind === 'ok' && check.generation === generation,
@@ -49,7 +49,7 @@ export function decodeGenerationRecord(bytes: Uint8Array): GenerationRecordDecod
   }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const storedChecksum = view.getUint32(16);
-  const computedChecksum = crc32(bytes.subarray(0, CHECKSUMMED_BYTES));
+  const computedChecksum = crc32c(bytes, 0, CHECKSUMMED_BYTES);
   if (storedChecksum !== computedChecksum) {
     return corrupt(`checksum mismatch: stored ${hex(storedChecksum)}, `
       + `computed ${hex(computedChecksum)}`);

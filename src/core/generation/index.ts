@@ -41,4 +41,3 @@ export {
   encodeGenerationRecord,
   type GenerationRecordDecoded,
 } from './generation-record.js';
-export { crc32 } from './crc32.js';

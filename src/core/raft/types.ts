@@ -28,7 +28,8 @@ export interface HardState {
 /**
  * What a node finds in durable storage when it starts: the input of `new RaftNode`. It has the
  * same shape as the runtime's `RecoveredRaftState`, so the write-ahead log's result is passed
- * as is. `entries` are consecutive from index 1 (a later change adds a snapshot base).
+ * as is. `entries` are consecutive from index 1 (a later change adds a snapshot base), and
+ * `hardState.commitIndex` does not exceed the last entry (see `checkRaftDurableState`).
  */
 export interface RaftDurableState {
   readonly hardState: HardState;

@@ -1,0 +1,244 @@
+/**
+ * Raft configuration: every field with its meaning, unit, default and trade-off; two named
+ * profiles; and `validateRaftConfig`, which reports every broken rule at once.
+ */
+import type { ConfigProblem } from '../config.js';
+import type { NodeId } from '../ids.js';
+
+/**
+ * TEST-ONLY planted bugs. Each flag turns on one small, clearly marked branch in the core that
+ * breaks a Raft rule, so the test suites and the simulator can prove that they detect it.
+ * Production configs use {@link RAFT_NO_MUTANTS}; `validateRaftConfig` accepts mutants (the
+ * simulator needs them) but nothing outside tests should ever set one.
+ */
+export interface RaftMutants {
+  /** A new leader does not append a no-op entry at the start of its term (Raft §8). */
+  readonly noNoopAtTermStart: boolean;
+  /**
+   * A granted vote is kept in memory only: `Ready.hardState` never carries it, so a restart in
+   * the same term forgets it and the node may vote twice in one term (two leaders).
+   */
+  readonly voteNotPersisted: boolean;
+  /**
+   * Followers acknowledge appended entries before they are durable: successful append
+   * responses go to `Ready.messagesBeforePersist`, which the runtime sends before persisting.
+   */
+  readonly ackBeforeSync: boolean;
+  /**
+   * The leader commits any entry stored on a majority, whatever its term (the Figure 8 bug;
+   * Raft §5.4.2 allows counting replicas only for entries of the leader's current term).
+   */
+  readonly commitPreviousTermByCount: boolean;
+  /** Pre-vote stays on but check-quorum and leader stickiness are off, whatever the config. */
+  readonly preVoteWithoutCheckQuorum: boolean;
+}
+
+/** No mutant: the only value production code should use. */
+export const RAFT_NO_MUTANTS: RaftMutants = Object.freeze({
+  noNoopAtTermStart: false,
+  voteNotPersisted: false,
+  ackBeforeSync: false,
+  commitPreviousTermByCount: false,
+  preVoteWithoutCheckQuorum: false,
+});
+
+export interface RaftConfig {
+  /** This node's id, as its peers address it. Must be one of `voters`. */
+  readonly id: NodeId;
+  /**
+   * The voting members, this node included, identical on every member. A later change adds
+   * learners and membership change through the log; until then this list is fixed.
+   */
+  readonly voters: readonly NodeId[];
+  /**
+   * Lower bound of the randomized election timeout: a follower that hears nothing from a leader
+   * for a random time in [electionTimeoutMsMin, electionTimeoutMsMax) starts an election. Also
+   * the check-quorum window (a leader steps down when a majority has been silent this long) and
+   * the leader-stickiness window (a follower that heard from its leader more recently ignores
+   * (pre-)vote requests).
+   * Unit: ms. Default: 1000 (LAN), 300 (LOCAL).
+   * Trade-off: lower detects a dead leader sooner but risks needless elections when heartbeats
+   * are delayed (GC pauses, slow disks); Raft §5.6 wants broadcast time << this << MTBF.
+   */
+  readonly electionTimeoutMsMin: number;
+  /**
+   * Upper bound (exclusive) of the randomized election timeout.
+   * Unit: ms. Default: 2000 (LAN), 600 (LOCAL), i.e. twice the minimum as in etcd.
+   * Trade-off: a wider range makes split votes rarer (candidates rarely time out together)
+   * at the cost of a slower worst-case failover.
+   */
+  readonly electionTimeoutMsMax: number;
+  /**
+   * How often a leader sends heartbeats (which also carry its commit index and retry probes).
+   * Unit: ms. Default: 100 (LAN, as etcd), 50 (LOCAL).
+   * Trade-off: about electionTimeoutMsMin / 10, so several heartbeats may be lost before a
+   * follower gives up on its leader; lower costs more messages per second per follower.
+   */
+  readonly heartbeatIntervalMs: number;
+  /**
+   * Run a pre-vote round (Raft thesis §9.6) before a real election: a node that could not win
+   * does not raise its term, so a partitioned node rejoins without deposing a healthy leader.
+   * Default: true.
+   */
+  readonly preVote: boolean;
+  /**
+   * A leader that has not heard from a majority within electionTimeoutMsMin steps down, and
+   * followers stick to a live leader (they ignore (pre-)votes within electionTimeoutMsMin of
+   * hearing from it). Needed for a deposed leader to stop serving within one election timeout.
+   * Default: true.
+   */
+  readonly checkQuorum: boolean;
+  /**
+   * How many append messages carrying entries may be unacknowledged per follower while it is
+   * replicating (pipelining). When the window is full, sending pauses until acks arrive.
+   * Unit: messages. Default: 256 (etcd's example value).
+   * Trade-off: with entriesPerMessageMax this bounds per-follower memory and the work lost when
+   * a follower falls behind; higher keeps a long fat pipe full.
+   */
+  readonly inflightMessagesMax: number;
+  /**
+   * At most this many entries in one append message.
+   * Unit: entries. Default: 1024.
+   * Trade-off: bounds the work of one receive; higher amortizes per-message costs better.
+   */
+  readonly entriesPerMessageMax: number;
+  /**
+   * At most this many entry bytes (data plus a fixed per-entry overhead) in one append message;
+   * one entry is always sent, so this is also the largest proposal accepted.
+   * Unit: bytes. Default: 1 MiB (etcd's default MaxSizePerMsg for its server).
+   * Trade-off: large messages delay heartbeats queued behind them on the same stream.
+   */
+  readonly bytesPerMessageMax: number;
+  /**
+   * The leader refuses new proposals (`dropped`, `too-many-pending`) while this many or more
+   * entries of its log are not yet committed (lastIndex - commitIndex, its no-op included):
+   * back-pressure instead of an unbounded log tail when followers or the disk fall behind.
+   * Unit: entries. Default: 8192.
+   * Trade-off: higher absorbs longer bursts; every pending entry stays in memory.
+   */
+  readonly pendingProposalsMax: number;
+  /** TEST-ONLY planted bugs, see {@link RaftMutants}. Default: {@link RAFT_NO_MUTANTS}. */
+  readonly mutants: RaftMutants;
+}
+
+/** The tuning part of a config: everything except who the members are. */
+export type RaftTuning = Omit<RaftConfig, 'id' | 'voters'>;
+
+/** Servers on one LAN or in one cloud region: etcd's timings (heartbeat 100 ms, election 1-2 s). */
+export const RAFT_DEFAULTS_LAN: RaftTuning = Object.freeze({
+  electionTimeoutMsMin: 1000,
+  electionTimeoutMsMax: 2000,
+  heartbeatIntervalMs: 100,
+  preVote: true,
+  checkQuorum: true,
+  inflightMessagesMax: 256,
+  entriesPerMessageMax: 1024,
+  bytesPerMessageMax: 1024 * 1024,
+  pendingProposalsMax: 8192,
+  mutants: RAFT_NO_MUTANTS,
+});
+
+/** All members on one machine (dev clusters, tests): loopback is fast, so fail over sooner. */
+export const RAFT_DEFAULTS_LOCAL: RaftTuning = Object.freeze({
+  ...RAFT_DEFAULTS_LAN,
+  electionTimeoutMsMin: 300,
+  electionTimeoutMsMax: 600,
+  heartbeatIntervalMs: 50,
+});
+
+/** Every rule `config` breaks (empty when valid). */
+export function validateRaftConfig(config: RaftConfig): ConfigProblem[] {
+  return [...membershipProblems(config), ...timingProblems(config), ...limitProblems(config),
+    ...flagProblems(config)];
+}
+
+function membershipProblems(config: RaftConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const { id, voters } = config;
+  if (typeof id !== 'string' || id.length === 0) {
+    problems.push({ field: 'id', value: id, rule: 'must be a non-empty string' });
+  }
+  if (!Array.isArray(voters) || voters.length === 0) {
+    problems.push({ field: 'voters', value: voters, rule: 'must be a non-empty list of node ids' });
+    return problems;
+  }
+  if (voters.some((v) => typeof v !== 'string' || v.length === 0)) {
+    problems.push({ field: 'voters', value: voters,
+      rule: 'every voter must be a non-empty string' });
+  }
+  if (new Set(voters).size !== voters.length) {
+    problems.push({ field: 'voters', value: voters, rule: 'must not list a node twice' });
+  }
+  if (!voters.includes(id)) {
+    problems.push({ field: 'id,voters', value: { id, voters }, rule: 'voters must include id' });
+  }
+  return problems;
+}
+
+function timingProblems(config: RaftConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const { electionTimeoutMsMin: min, electionTimeoutMsMax: max, heartbeatIntervalMs } = config;
+  const fields = { electionTimeoutMsMin: min, electionTimeoutMsMax: max, heartbeatIntervalMs };
+  let allIntegers = true;
+  for (const [field, value] of Object.entries(fields)) {
+    if (!isPositiveInteger(value)) {
+      problems.push({ field, value, rule: 'must be a positive integer (ms)' });
+      allIntegers = false;
+    }
+  }
+  if (!allIntegers) return problems;
+  if (max <= min) {
+    problems.push({ field: 'electionTimeoutMsMin,electionTimeoutMsMax', value: { min, max },
+      rule: 'electionTimeoutMsMax must exceed electionTimeoutMsMin (the timeout is drawn from ' +
+        '[min, max); an empty range makes split votes repeat)' });
+  }
+  if (min < 2 * heartbeatIntervalMs) {
+    problems.push({ field: 'electionTimeoutMsMin,heartbeatIntervalMs',
+      value: { electionTimeoutMsMin: min, heartbeatIntervalMs },
+      rule: 'electionTimeoutMsMin must be at least 2 x heartbeatIntervalMs (about 10 x is ' +
+        'advised), or one late heartbeat starts an election' });
+  }
+  return problems;
+}
+
+function limitProblems(config: RaftConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const limits = {
+    inflightMessagesMax: config.inflightMessagesMax,
+    entriesPerMessageMax: config.entriesPerMessageMax,
+    bytesPerMessageMax: config.bytesPerMessageMax,
+    pendingProposalsMax: config.pendingProposalsMax,
+  };
+  for (const [field, value] of Object.entries(limits)) {
+    if (!isPositiveInteger(value)) {
+      problems.push({ field, value, rule: 'must be a positive integer' });
+    }
+  }
+  return problems;
+}
+
+function flagProblems(config: RaftConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const field of ['preVote', 'checkQuorum'] as const) {
+    if (typeof config[field] !== 'boolean') {
+      problems.push({ field, value: config[field], rule: 'must be a boolean' });
+    }
+  }
+  const mutants: unknown = config.mutants;
+  if (typeof mutants !== 'object' || mutants === null) {
+    problems.push({ field: 'mutants', value: mutants,
+      rule: 'must be an object of booleans (use RAFT_NO_MUTANTS)' });
+    return problems;
+  }
+  for (const name of Object.keys(RAFT_NO_MUTANTS)) {
+    const value: unknown = (mutants as Record<string, unknown>)[name];
+    if (typeof value !== 'boolean') {
+      problems.push({ field: `mutants.${name}`, value, rule: 'must be a boolean' });
+    }
+  }
+  return problems;
+}
+
+function isPositiveInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}

@@ -1,0 +1,83 @@
+/**
+ * @packageDocumentation
+ * Raft as a pure state machine, in the shape of etcd-io/raft's RawNode. A `RaftNode` does no
+ * I/O: it takes inputs and queues outputs, and a runtime (src/runtime) turns those outputs into
+ * disk writes, network sends and state-machine applies.
+ *
+ * Inputs: `step(from, message, nowMs)` for a message from a peer, `tick(nowMs)` when time has
+ * passed (call it at `nextDeadlineMs()`; earlier or later calls are harmless), and
+ * `propose(data, nowMs)` for a command (leaders only; the result says accepted, rejected or
+ * dropped). Time only comes in through `nowMs` (a monotonic clock, never going backwards);
+ * randomness (election timeout jitter) only through the `Random` given to the constructor.
+ *
+ * Outputs, the Ready contract. Whenever `hasReady()` is true, take `ready()` and:
+ *   1. send `ready.messagesBeforePersist` (empty except under the test-only mutant
+ *      `ackBeforeSync`, whose bug is exactly this early send);
+ *   2. persist `ready.hardState` (if present) and `ready.entries` (an append that replaces the
+ *      stored suffix from `entries[0].index` on), in one sync when `ready.mustSync`;
+ *   3. then, and only then, send `ready.messages` (they promise what step 2 stored: a vote, an
+ *      acknowledged entry, a term);
+ *   4. apply `ready.committedEntries` in order (each committed entry appears in exactly one
+ *      Ready);
+ *   5. call `advance(ready)`.
+ * Between `ready()` and `advance()` the node keeps accepting `step`/`tick`/`propose` (so a
+ * runtime may await the sync); `hasReady()` stays false and their output waits for the next
+ * Ready. Append messages are built in `ready()`, so proposals made before one `ready()` travel
+ * together: one append per follower (`hasReady()` has no side effects and may be called after
+ * every input). After every input, re-arm the one timer at `nextDeadlineMs()`.
+ *
+ * Before constructing a node from storage, `checkRaftDurableState(state)` lists what makes the
+ * state unusable (refuse to start with that message). A WAL that writes a batch's entries before
+ * its hard state never hits that on a torn tail.
+ *
+ * Invariants asserted after every input (a failure is a bug, or a planted mutant): the commit
+ * index and the term never decrease; commit <= last index; at most one leader per term in this
+ * node's view; a leader never truncates its log; every follower's match <= the leader's last
+ * index; committed entries are never overwritten.
+ *
+ * Example (a runtime's loop, simplified: no error handling, one sync per Ready):
+ * ```ts
+ * const node = new RaftNode({ config: { ...RAFT_DEFAULTS_LAN, id, voters }, random,
+ *   state: storage.recovered, nowMs: clock.monotonicMs() });
+ * transport.setHandler({
+ *   onMessage: (from, m) => { node.step(from, m, clock.monotonicMs()); drain(); },
+ * });
+ * function drain(): void {
+ *   if (!node.hasReady()) {
+ *     timerHandle?.cancel(); // one timer, at the node's next deadline
+ *     const delayMs = Math.max(0, node.nextDeadlineMs() - clock.monotonicMs());
+ *     timerHandle = timer.setTimer(delayMs, () => { node.tick(clock.monotonicMs()); drain(); });
+ *     return;
+ *   }
+ *   const ready = node.ready();
+ *   for (const { to, message } of ready.messagesBeforePersist) transport.send(to, message);
+ *   if (ready.hardState !== undefined) storage.saveHardState(ready.hardState);
+ *   if (ready.entries.length > 0) storage.append(ready.entries);
+ *   storage.sync(() => {
+ *     for (const { to, message } of ready.messages) transport.send(to, message);
+ *     for (const entry of ready.committedEntries) stateMachine.apply(entry);
+ *     node.advance(ready);
+ *     drain();
+ *   });
+ * }
+ * ```
+ */
+export { RaftNode, checkRaftDurableState } from './raft-node.js';
+export type { RaftNodeOptions } from './raft-node.js';
+export {
+  RAFT_DEFAULTS_LAN, RAFT_DEFAULTS_LOCAL, RAFT_NO_MUTANTS, validateRaftConfig,
+} from './config.js';
+export type { RaftConfig, RaftMutants, RaftTuning } from './config.js';
+export { describeRaftMessage, validateRaftMessage } from './messages.js';
+export type {
+  AppendRequest, AppendResponse, HeartbeatRequest, HeartbeatResponse, PreVoteRequest,
+  PreVoteResponse, RaftEnvelope, RaftMessage, RaftMessageError, RaftMessageKind, VoteRequest,
+  VoteResponse,
+} from './messages.js';
+export type {
+  PeerProgressStatus, ProposeResult, RaftEvent, RaftRole, RaftStatus, Ready, RoleChangeReason,
+  SoftState, TermChangeReason,
+} from './ready.js';
+export type { ProgressState } from './progress.js';
+export { ENTRY_OVERHEAD_BYTES, entrySizeBytes } from './log.js';
+export type { Entry, EntryKind, HardState, RaftDurableState } from './types.js';

@@ -1,0 +1,42 @@
+/**
+ * Majority arithmetic over one set of voters. Joint consensus (membership change) will combine
+ * two of these; keeping it apart from the node makes that a local change.
+ */
+import { assert } from '../assert.js';
+import type { NodeId } from '../ids.js';
+
+/** The smallest majority of `voterCount` voters. */
+export function quorumSize(voterCount: number): number {
+  assert(voterCount > 0, () => `quorum of ${voterCount} voters`);
+  return Math.floor(voterCount / 2) + 1;
+}
+
+/**
+ * The largest value that a majority of voters has reached: with match indexes, the highest
+ * index stored on a majority; with contact times, the latest instant by which a majority had
+ * been heard from.
+ */
+export function majorityValue(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => b - a);
+  const value = sorted[quorumSize(values.length) - 1];
+  assert(value !== undefined, () => `majorityValue of ${values.length} values`);
+  return value;
+}
+
+export type VoteOutcome = 'won' | 'lost' | 'pending';
+
+/** Whether the answers so far (true = granted) decide the election among `voters`. */
+export function tallyVotes(voters: readonly NodeId[],
+  answers: ReadonlyMap<NodeId, boolean>): VoteOutcome {
+  let granted = 0;
+  let refused = 0;
+  for (const voter of voters) {
+    const answer = answers.get(voter);
+    if (answer === true) granted++;
+    if (answer === false) refused++;
+  }
+  const quorum = quorumSize(voters.length);
+  if (granted >= quorum) return 'won';
+  if (refused >= quorum) return 'lost';
+  return 'pending';
+}

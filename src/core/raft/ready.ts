@@ -1,0 +1,149 @@
+/**
+ * What comes out of a RaftNode: the `Ready` batch (persist, send, apply, advance), the events for
+ * observers, the outcome of a proposal, and the status snapshot.
+ */
+import type { LogIndex, NodeId, Term } from '../ids.js';
+import type { RaftEnvelope } from './messages.js';
+import type { ProgressState } from './progress.js';
+import type { Entry, HardState } from './types.js';
+
+export type RaftRole = 'follower' | 'pre-candidate' | 'candidate' | 'leader';
+
+/** Why a node changed role; shown in events, logs and the dashboard. */
+export type RoleChangeReason =
+  /** No word from a leader within the randomized election timeout: (pre-)campaign. */
+  | 'election-timeout'
+  /** A majority would vote for this pre-candidate: it starts the real election. */
+  | 'pre-vote-won'
+  /** A majority refused the pre-vote: back to follower, term unchanged. */
+  | 'pre-vote-lost'
+  /** A majority voted for this candidate. */
+  | 'election-won'
+  /** A majority refused the vote: back to follower in the same term. */
+  | 'election-lost'
+  /** A message carried a higher term (Raft §5.1): step down to follower. */
+  | 'higher-term-seen'
+  /** A (pre-)candidate heard from the leader of its own term. */
+  | 'leader-discovered'
+  /** A leader did not hear from a majority within electionTimeoutMsMin (check-quorum). */
+  | 'check-quorum-lost';
+
+export type TermChangeReason = 'election-started' | 'higher-term-seen';
+
+export type RaftEvent =
+  | {
+    readonly kind: 'role-changed';
+    readonly term: Term;
+    readonly from: RaftRole;
+    readonly to: RaftRole;
+    readonly reason: RoleChangeReason;
+  }
+  | {
+    readonly kind: 'leader-changed';
+    readonly term: Term;
+    readonly leaderId: NodeId | undefined;
+    readonly previousLeaderId: NodeId | undefined;
+  }
+  | {
+    readonly kind: 'term-changed';
+    readonly from: Term;
+    readonly to: Term;
+    readonly reason: TermChangeReason;
+  };
+
+/** Volatile state worth showing; in `Ready.softState` only when it changed. */
+export interface SoftState {
+  readonly role: RaftRole;
+  readonly term: Term;
+  readonly leaderId: NodeId | undefined;
+}
+
+/**
+ * One batch of work for the runtime. Handle a Ready in this order, then call `advance(ready)`:
+ *
+ * 1. Send `messagesBeforePersist` (always empty unless the test-only mutant `ackBeforeSync` is
+ *    on: it is the planted bug, acknowledging before the data is durable).
+ * 2. Persist: `hardState` (when present) and `entries` (append; when `entries[0].index` is not
+ *    past the stored last index, first drop the stored suffix from that index on, Raft §5.3).
+ *    Wait until it is durable (one sync) when `mustSync`; when `mustSync` is false only the
+ *    commit index changed, which may be written without waiting.
+ * 3. Send `messages`, only now: votes, acks and the leader's appends depend on step 2.
+ * 4. Apply `committedEntries` to the state machine, in order. Each committed entry is reported
+ *    in exactly one Ready, in index order; they may include entries of this Ready's `entries`,
+ *    which step 2 made durable first.
+ * 5. Call `advance(ready)`. Until then `hasReady()` is false and `ready()` must not be called;
+ *    `step`, `tick` and `propose` may be called (their output goes into the next Ready).
+ *
+ * `events` and `softState` are for observers; act on them in any order.
+ */
+export interface Ready {
+  readonly softState: SoftState | undefined;
+  /** Term, vote and commit index to store, present when they changed since the last Ready. */
+  readonly hardState: HardState | undefined;
+  /** New log entries to store, replacing any stored entries from `entries[0].index` on. */
+  readonly entries: readonly Entry[];
+  /** Whether step 2 must be durable (synced) before step 3: new entries, term or vote. */
+  readonly mustSync: boolean;
+  /** TEST-ONLY (mutant `ackBeforeSync`): sent BEFORE persisting. Empty otherwise. */
+  readonly messagesBeforePersist: readonly RaftEnvelope[];
+  /** To send after step 2 completed. */
+  readonly messages: readonly RaftEnvelope[];
+  /** Committed entries to apply, in index order, each exactly once over all Readies. */
+  readonly committedEntries: readonly Entry[];
+  readonly events: readonly RaftEvent[];
+}
+
+/**
+ * The outcome of `propose`. `accepted` means appended to the leader's log at (index, term),
+ * not committed: the proposal took effect if and only if the entry applied at `index` has
+ * `term`; another term there means it was lost in a leader change.
+ */
+export type ProposeResult =
+  | { readonly kind: 'accepted'; readonly index: LogIndex; readonly term: Term }
+  | {
+    readonly kind: 'rejected';
+    readonly reason: 'not-leader';
+    /** The leader this node knows of, if any: retry there. */
+    readonly leaderHint: NodeId | undefined;
+  }
+  | {
+    /** Larger than bytesPerMessageMax: it could never be replicated. */
+    readonly kind: 'rejected';
+    readonly reason: 'entry-too-large';
+    readonly sizeBytes: number;
+    readonly sizeBytesMax: number;
+  }
+  | {
+    /**
+     * Not appended; retrying later may succeed. `too-many-pending`: pendingProposalsMax
+     * entries are not yet committed. `leader-stepping-down`: reserved for leadership transfer.
+     */
+    readonly kind: 'dropped';
+    readonly reason: 'too-many-pending' | 'leader-stepping-down';
+  };
+
+export interface PeerProgressStatus {
+  readonly id: NodeId;
+  readonly matchIndex: LogIndex;
+  readonly nextIndex: LogIndex;
+  readonly state: ProgressState;
+  readonly inflightMessages: number;
+  readonly lastContactMs: number;
+}
+
+export interface RaftStatus {
+  readonly id: NodeId;
+  readonly role: RaftRole;
+  readonly term: Term;
+  readonly vote: NodeId | undefined;
+  readonly leaderId: NodeId | undefined;
+  readonly commitIndex: LogIndex;
+  /** The last index the runtime reported applied (through `advance`). */
+  readonly appliedIndex: LogIndex;
+  readonly lastIndex: LogIndex;
+  readonly lastTerm: Term;
+  /** The last index known durable. */
+  readonly stableIndex: LogIndex;
+  /** The leader's view of each follower; empty on other roles. */
+  readonly progress: readonly PeerProgressStatus[];
+}

@@ -1,0 +1,45 @@
+/**
+ * @packageDocumentation
+ * The write-ahead log: Raft's durable state (entries and hard state) in segment files over the
+ * Storage port, so the same code runs on real files (`FileStorage`) and in the simulator
+ * (`SimStorage`). `MemoryRaftStorage` is its in-memory stand-in for tests.
+ *
+ * Format: segments `wal-0000000001.log`, `wal-0000000002.log`, ...; each a sequence of records
+ * `length:u32 crc32c:u32 type:u8 payload` (see record.ts), opening with a segment header and the
+ * hard state as of that point.
+ *
+ * Invariants:
+ * - Durability: when `sync(done)` calls `done()` without an error, everything staged before the
+ *   call survives any crash. One storage sync covers a whole batch (group commit); at most one
+ *   batch is in flight, and calls arriving meanwhile share the next one.
+ * - Recovery returns the state of some completed sync or later, never less: a torn record at the
+ *   end of the last segment is cut off; anything else that is damaged (a bad record followed by
+ *   intact data, a bad record in an older segment, a missing segment) refuses to open with a
+ *   `WalError` naming the file and byte offset.
+ * - The recovered log is a Raft log: consecutive indexes from 1, suffix replacements applied
+ *   (truncate records), commit index not past the last entry.
+ * - No length read from disk is trusted: each is bounded by `recordBytesMax` and by the bytes
+ *   present before anything is allocated.
+ *
+ * Example (the runtime's persist step; `storage` is a FileStorage or a SimStorage):
+ * ```ts
+ * const opened = openWal(storage, WAL_DEFAULTS);
+ * if ('error' in opened) return fail(opened.error.message);  // names file and byte offset
+ * const { wal } = opened;
+ * wal.sync(() => startRaft(wal.recovered));  // recovery made durable: now act on it
+ * // For each Ready: entries first, then the hard state that may commit them, then one sync.
+ * wal.append(ready.entries);
+ * wal.saveHardState(ready.hardState);
+ * wal.sync((error) => (error === undefined ? sendMessages(ready) : stopNode(error)));
+ * ```
+ */
+export { WAL_DEFAULTS, entryDataBytesMax, validateWalConfig } from './config.js';
+export type { WalConfig } from './config.js';
+export { Wal, openWal } from './wal.js';
+export type { OpenWalResult, SyncCallback, WalStats } from './wal.js';
+export type { WalError, WalErrorKind } from './wal-error.js';
+export { INITIAL_HARD_STATE } from './recovery.js';
+export type { WalRepair } from './recovery.js';
+export { MemoryRaftStorage } from './memory-raft-storage.js';
+export type { MemoryRaftStorageOptions } from './memory-raft-storage.js';
+export { segmentName, segmentSequence } from './segment.js';

@@ -1,0 +1,43 @@
+/**
+ * Why a write-ahead log refuses to open. These are operating errors (a damaged disk, a file
+ * removed by hand), returned as values; the server prints `message` and exits.
+ */
+
+export type WalErrorKind =
+  /** A record before the log's tail fails its checksum or length, or decodes to nonsense. */
+  | 'corrupt-record'
+  /** A segment is missing: a gap in the sequence numbers, or the log does not start at 1. */
+  | 'missing-segment'
+  /** Intact records that contradict each other (an index gap, a header of another segment). */
+  | 'inconsistent-log'
+  /** A segment written in a format (magic or version) this code does not read. */
+  | 'unsupported-format';
+
+export interface WalError {
+  /** Stable code for every WAL refusal; `kind` says which. */
+  readonly code: 'CONCLAVE_WAL_CORRUPT';
+  readonly kind: WalErrorKind;
+  /** The segment file at fault (its name in the storage directory). */
+  readonly file: string;
+  /** Where in `file` the bad record starts. Unit: bytes from the start of the file. */
+  readonly offsetBytes: number;
+  /** What is wrong, without the location. */
+  readonly detail: string;
+  /** One paragraph for the operator: where, what, and what to do. */
+  readonly message: string;
+}
+
+const ADVICE =
+  'Refusing to start, so that no acknowledged write is silently lost. Restore this data ' +
+  'directory from a backup, or replace this member (remove it from the cluster and add a new ' +
+  'one with an empty data directory); do not delete files by hand.';
+
+export function walError(
+  kind: WalErrorKind,
+  file: string,
+  offsetBytes: number,
+  detail: string,
+): WalError {
+  const message = `write-ahead log damaged: ${file} at byte ${offsetBytes}: ${detail}. ${ADVICE}`;
+  return { code: 'CONCLAVE_WAL_CORRUPT', kind, file, offsetBytes, detail, message };
+}

@@ -1,0 +1,329 @@
+/**
+ * Scenario `raft`: a 3- or 5-node Raft cluster (the real RaftNode, RaftRuntime and write-ahead
+ * log, on simulated disks, clocks and network) serving a key-value register workload from
+ * simulated clients, under the full nemesis: loss, duplication, reordering, delay, partitions
+ * (full, partial, asymmetric), crash-restart with unsynced data lost or torn, pauses and clock
+ * drift.
+ *
+ * Safety phase: faults, with the checkers of raft-checker.ts on every step. Liveness phase: the
+ * network heals and every node is up; a leader must emerge and commit within a bound, and at the
+ * end every replica must have applied the same entries. Finally the client history must be
+ * linearizable (operations that timed out count as maybe applied).
+ */
+import { assert } from '../../../core/assert.js';
+import { nodeId, type LogIndex, type NodeId } from '../../../core/ids.js';
+import {
+  RAFT_DEFAULTS_LOCAL, RAFT_NO_MUTANTS, describeRaftMessage, type RaftConfig, type RaftMessage,
+  type RaftMutants, type RaftTuning,
+} from '../../../core/raft/index.js';
+import { RaftRuntime } from '../../../runtime/raft/raft-runtime.js';
+import { openWal, WAL_DEFAULTS } from '../../../runtime/wal/index.js';
+import { checkLinearizable, formatIllegalReport } from '../../checkers/linearizability.js';
+import { kvModel, type KvOutput } from '../../checkers/kv-model.js';
+import { drawNemesisPlan, FAULT_KINDS, Nemesis } from '../../nemesis.js';
+import { Prng } from '../../prng.js';
+import type { Scenario, ScenarioOptions, SeedResult, SummaryReport, Violation } from '../../scenario.js';
+import { Scheduler } from '../../scheduler.js';
+import { SimHost, type HostContext } from '../../sim-host.js';
+import { NETWORK_FAULTS_NONE, SimNetwork } from '../../sim-network.js';
+import { formatNumber } from '../../stats.js';
+import { TraceHash } from '../../trace-hash.js';
+import { CheckedRaftStorage, RaftChecker } from './raft-checker.js';
+import { encodeKvCommand, SimKvStateMachine } from './sim-kv.js';
+import { RaftWorkload } from './raft-workload.js';
+
+export const RAFT_MUTANT_NAMES = Object.keys(RAFT_NO_MUTANTS) as (keyof RaftMutants)[];
+
+export interface RaftFigures {
+  readonly ok: number;
+  readonly failed: number;
+  readonly unknown: number;
+  readonly elections: number;
+  readonly crashes: number;
+  readonly partitions: number;
+  readonly committed: number;
+  readonly linearizability: string;
+  /** Virtual time from the heal to the first successful client call. Unit: ms. */
+  readonly recoveryMs: number | undefined;
+}
+
+export interface RaftProcess {
+  readonly runtime: RaftRuntime<KvOutput>;
+  readonly stateMachine: SimKvStateMachine;
+  halt(): void;
+}
+
+export const raftScenario: Scenario<RaftFigures> = {
+  name: 'raft',
+  summary: 'Raft cluster with a KV workload under the full nemesis; safety, liveness, linearizability',
+  flags: [
+    { name: 'nodes', kind: 'integer', description: 'cluster size', defaultValue: 5, min: 1, max: 9 },
+    { name: 'safety-s', kind: 'number', description: 'simulated seconds of faults', defaultValue: 10, min: 1, max: 3600 },
+    { name: 'liveness-s', kind: 'number', description: 'simulated seconds healed', defaultValue: 6, min: 5, max: 3600 },
+    { name: 'clients', kind: 'integer', description: 'simulated clients', defaultValue: 4, min: 1, max: 64 },
+    {
+      name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known Raft bug (the run must fail)',
+      defaultValue: undefined, choices: RAFT_MUTANT_NAMES,
+    },
+  ],
+  runSeed: (seed, options) => runRaftSeed(seed, options),
+  summarize: summarizeRaft,
+};
+
+/** Hooks for tests and debugging: look at the cluster at the end of the run. */
+export interface RaftSeedHooks {
+  readonly atEnd?: (hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProcess>>) => void;
+}
+
+export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftSeedHooks = {}): SeedResult<RaftFigures> {
+  const nodes = numberOption(options, 'nodes');
+  const safetyMs = numberOption(options, 'safety-s') * 1000;
+  const livenessMs = numberOption(options, 'liveness-s') * 1000;
+  const mutant = options['mutant'];
+  const mutants: RaftMutants = typeof mutant === 'string' ? { ...RAFT_NO_MUTANTS, [mutant]: true } : RAFT_NO_MUTANTS;
+  const prng = new Prng(seed);
+  const scheduler = new Scheduler();
+  const trace = new TraceHash();
+  const checker = new RaftChecker(() => scheduler.nowMs);
+  const network = new SimNetwork<RaftMessage>(scheduler, prng.fork(), trace, {
+    faults: {
+      ...NETWORK_FAULTS_NONE,
+      lossRate: prng.nextUint32() % 2 === 0 ? 0 : 0.05 * (prng.nextUint32() / 2 ** 32),
+      duplicateRate: prng.nextUint32() % 2 === 0 ? 0 : 0.03,
+      reorderStreams: prng.nextUint32() % 2 === 0,
+      latencyMsMeanExtra: 0.2 + 2 * (prng.nextUint32() / 2 ** 32),
+      latencyMsMax: 10,
+    },
+    describe: describeRaftMessage,
+    sizeBytes: () => 64,
+  });
+  const ids = Array.from({ length: nodes }, (_, i) => nodeId(`n${i + 1}`));
+  const tuning = drawTuning(prng, mutants);
+  const hosts = new Map<NodeId, SimHost<RaftMessage, RaftProcess>>();
+  const violations: Violation[] = [];
+  for (const id of ids) {
+    const config: RaftConfig = { ...tuning, id, voters: ids };
+    hosts.set(id, new SimHost<RaftMessage, RaftProcess>(id, scheduler, network, prng.fork(), {
+      clock: { driftRate: 0, monotonicOffsetMs: prng.nextUint32() % 100_000, wallOffsetMs: 0 },
+      storage: { syncLatencyMs: 0.1 + 0.9 * (prng.nextUint32() / 2 ** 32), unsyncedSurvivalRate: 0.5 },
+    }, (context) => startProcess(context, config, checker, violations, () => scheduler.nowMs)));
+  }
+  const plan = drawNemesisPlan(prng, {
+    kinds: FAULT_KINDS,
+    faultIntervalMsMin: 200,
+    faultIntervalMsMax: 3_000,
+    downtimeMsMax: 3_000,
+    pauseMsMax: 2_000,
+    partitionMsMax: 4_000,
+    driftRateMax: 0.01,
+    crashedMax: nodes,
+  });
+  const nemesis = new Nemesis(prng.fork(), scheduler, {
+    nodeIds: ids,
+    network: network as SimNetwork<unknown>,
+    isUp: (id) => hosts.get(id)!.isUp,
+    crash: (id) => hosts.get(id)!.crash(),
+    restart: (id) => hosts.get(id)!.restart(),
+    pause: (id, ms) => hosts.get(id)!.pause(ms),
+    setDriftRate: (id, rate) => hosts.get(id)!.clock.setDriftRate(rate),
+  }, plan, safetyMs);
+  const endMs = safetyMs + livenessMs;
+  const workload = new RaftWorkload(prng.fork(), scheduler, {
+    nodeIds: ids,
+    propose: (node, data, done) => hosts.get(node)!.submit((p) => p.runtime.propose(data, done)),
+  }, {
+    clients: numberOption(options, 'clients'),
+    keys: 3,
+    thinkMsMean: 20,
+    callTimeoutMs: 2 * tuning.electionTimeoutMsMax,
+    // Clients stop 3 s before the end: then one directed leader crash, then the final checks.
+    stopAtMs: endMs - 3_000,
+  });
+  const broken = (): boolean => checker.violations.length > 0 || violations.length > 0;
+  try {
+    nemesis.start();
+    workload.start();
+    scheduler.runUntil(safetyMs, broken);
+    if (!broken()) healAll(network, hosts);
+    if (!broken()) scheduler.runUntil(endMs - 2_800, broken);
+    if (!broken()) crashLeaderAfterWrite(prng, scheduler, hosts);
+    if (!broken()) scheduler.runUntil(endMs, broken);
+  } catch (error) {
+    // An assertion inside the real code (core invariants, runtime order) is a failed seed.
+    violations.push({ checker: 'assertion', atMs: scheduler.nowMs, message: String(error) });
+  }
+  hooks.atEnd?.(hosts);
+  violations.push(...checker.violations);
+  if (violations.length === 0) {
+    violations.push(...livenessViolations(hosts, workload, safetyMs, endMs, tuning.electionTimeoutMsMax));
+  }
+  const linearizability = violations.length === 0 ? checkHistory(workload, violations, scheduler.nowMs) : 'skipped';
+  const recovery = workload.okAtMs.find((t) => t >= safetyMs);
+  return {
+    seed,
+    traceHash: trace.digest(),
+    violations,
+    figures: {
+      ...workload.counts,
+      elections: checker.elections,
+      crashes: nemesis.counts.crashes,
+      partitions: nemesis.counts.partitions,
+      committed: checker.appliedIndexMax,
+      linearizability,
+      recoveryMs: recovery === undefined ? undefined : recovery - safetyMs,
+    },
+    simulatedMs: scheduler.nowMs,
+    events: scheduler.eventsRun,
+    drawn: {
+      ...plan, network: network.currentFaults, mutant: mutant ?? 'none',
+      electionTimeoutMsMax: tuning.electionTimeoutMsMax,
+      entriesPerMessageMax: tuning.entriesPerMessageMax, inflightMessagesMax: tuning.inflightMessagesMax,
+    },
+  };
+}
+
+export function startProcess(context: HostContext<RaftMessage>, config: RaftConfig, checker: RaftChecker,
+  violations: Violation[], nowMs: () => number): RaftProcess {
+  const opened = openWal(context.storage, { ...WAL_DEFAULTS, segmentBytesMax: 64 * 1024 });
+  if ('error' in opened) {
+    violations.push({ checker: 'wal-recovery', atMs: nowMs(), message: `${context.id}: ${opened.error.message}` });
+    throw new Error(opened.error.message);
+  }
+  const stateMachine = new SimKvStateMachine();
+  let runtime: RaftRuntime<KvOutput> | undefined;
+  const termAt = (index: LogIndex): number => (index <= 0 ? 0 : runtime?.node.entry(index)?.term ?? 0);
+  const storage = new CheckedRaftStorage(opened.wal, context.id, checker, termAt);
+  runtime = new RaftRuntime<KvOutput>(config, {
+    clock: context.clock,
+    timer: context.timer,
+    transport: context.transport,
+    storage,
+    random: context.random,
+    stateMachine: {
+      apply: (entry) => {
+        checker.onApply(context.id, entry);
+        return stateMachine.apply(entry);
+      },
+    },
+    onEvent: (event) => {
+      if (event.kind === 'role-changed' && event.to === 'leader') {
+        checker.onLeader(context.id, event.term, (index) => runtime!.node.entry(index));
+      }
+    },
+    onFatal: (error) => violations.push({ checker: 'storage', atMs: nowMs(), message: error.message }),
+  });
+  const started = runtime;
+  return { runtime: started, stateMachine, halt: () => started.stop('node crashed') };
+}
+
+function healAll(network: SimNetwork<RaftMessage>, hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProcess>>): void {
+  network.heal();
+  network.setFaults({ ...network.currentFaults, lossRate: 0, duplicateRate: 0 });
+  for (const host of hosts.values()) if (!host.isUp) host.restart();
+}
+
+/**
+ * Swarm over the tuning too: narrow election-timeout spreads make split votes (and the windows
+ * where a forgotten vote matters) common; small messages and windows make replication go entry
+ * by entry (where committing an old-term entry by count shows). Every choice is a valid config.
+ */
+function drawTuning(prng: Prng, mutants: RaftMutants): RaftTuning {
+  const pick = <T>(choices: readonly T[]): T => choices[prng.nextUint32() % choices.length]!;
+  const base = RAFT_DEFAULTS_LOCAL;
+  return {
+    ...base,
+    electionTimeoutMsMax: base.electionTimeoutMsMin + pick([30, 100, 300]),
+    entriesPerMessageMax: pick([1, 4, 64, 1024]),
+    inflightMessagesMax: pick([1, 4, 256]),
+    mutants,
+  };
+}
+
+/**
+ * The last act of the liveness phase, on a quiet cluster: the leader takes one more write and
+ * crashes a moment later (0.3–4 ms: the followers may hold the entry without knowing it is
+ * committed), then restarts. The next leader must commit that tail by itself — its no-op at the
+ * start of its term does it (Raft §8) — so that at the end every log is fully committed.
+ */
+function crashLeaderAfterWrite(prng: Prng, scheduler: Scheduler,
+  hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProcess>>): void {
+  const leader = [...hosts.values()].find((h) => h.process?.runtime.status().role === 'leader');
+  if (leader === undefined) return;
+  leader.submit((p) => p.runtime.propose(encodeKvCommand({ kind: 'put', key: 'k0', value: 'last' }), () => undefined));
+  const delayMs = 0.3 + 3.7 * (prng.nextUint32() / 2 ** 32);
+  scheduler.schedule(delayMs, () => {
+    leader.crash();
+    scheduler.schedule(200, () => leader.restart());
+  });
+}
+
+/** After the heal: a leader committed client work in time, and every replica converged. */
+function livenessViolations(hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProcess>>,
+  workload: RaftWorkload, healedAtMs: number, endMs: number, electionTimeoutMsMax: number): Violation[] {
+  const violations: Violation[] = [];
+  // A pre-vote round, a vote round and a no-op commit fit in a few election timeouts.
+  const boundMs = 5 * electionTimeoutMsMax;
+  const firstOk = workload.okAtMs.find((t) => t >= healedAtMs);
+  if (firstOk === undefined || firstOk - healedAtMs > boundMs) {
+    violations.push({
+      checker: 'liveness', atMs: endMs,
+      message: `no client write committed within ${boundMs} ms of the heal (first: ${firstOk ?? 'none'})`,
+    });
+  }
+  for (const [id, host] of hosts) {
+    const status = host.process?.runtime.status();
+    if (status !== undefined && status.commitIndex !== status.lastIndex) {
+      violations.push({
+        checker: 'fully-committed', atMs: endMs,
+        message: `${id} ends with entries ${status.commitIndex + 1}..${status.lastIndex} uncommitted ` +
+          `on a quiet, healed cluster (term ${status.term}, role ${status.role})`,
+      });
+    }
+  }
+  const digests = new Map<string, NodeId[]>();
+  for (const [id, host] of hosts) {
+    const digest = host.process?.stateMachine.digest() ?? 'down';
+    digests.set(digest, [...(digests.get(digest) ?? []), id]);
+  }
+  if (digests.size !== 1) {
+    const views = [...digests].map(([d, ns]) => `${ns.join(',')}=${d}`).join(' ');
+    violations.push({ checker: 'convergence', atMs: endMs, message: `replicas differ at the end: ${views}` });
+  }
+  return violations;
+}
+
+function checkHistory(workload: RaftWorkload, violations: Violation[], nowMs: number): string {
+  const result = checkLinearizable(kvModel, workload.history.operations(), { stepBudget: 2_000_000 });
+  if (result.result === 'illegal') {
+    violations.push({ checker: 'linearizability', atMs: nowMs, message: formatIllegalReport(result) });
+  }
+  return result.result;
+}
+
+export function numberOption(options: ScenarioOptions, name: string): number {
+  const value = options[name];
+  assert(typeof value === 'number', () => `option ${name} must be a number: ${String(value)}`);
+  return value;
+}
+
+function summarizeRaft(results: readonly SeedResult<RaftFigures>[]): SummaryReport {
+  const sum = (f: (r: RaftFigures) => number): number => results.reduce((s, r) => s + f(r.figures), 0);
+  const unknownChecks = results.filter((r) => r.figures.linearizability === 'unknown').length;
+  const recoveries = results.map((r) => r.figures.recoveryMs).filter((x): x is number => x !== undefined);
+  const lines = [
+    `client calls: ${sum((f) => f.ok)} ok, ${sum((f) => f.failed)} failed, ${sum((f) => f.unknown)} unknown; ` +
+      `${sum((f) => f.committed)} entries committed`,
+    `faults: ${sum((f) => f.crashes)} crashes, ${sum((f) => f.partitions)} partitions; ` +
+      `${sum((f) => f.elections)} elections won`,
+    `linearizability: ${results.length - unknownChecks} histories checked ok or illegal, ${unknownChecks} unknown (budget)`,
+    `after the heal, first commit within ${formatNumber(Math.max(0, ...recoveries), 0)} ms at worst`,
+  ];
+  return {
+    lines,
+    data: {
+      ok: sum((f) => f.ok), failed: sum((f) => f.failed), unknown: sum((f) => f.unknown),
+      elections: sum((f) => f.elections), crashes: sum((f) => f.crashes), unknownChecks,
+    },
+    violations: [],
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * The raft scenario's replicated state machine: a small key-value register store whose
+ * commands are the linearizability checker's KV inputs, encoded as JSON bytes in log entries.
+ * Deterministic: the same entries always give the same state and the same results.
+ */
+import type { Entry } from '../../../core/raft/types.js';
+import type { StateMachine } from '../../../runtime/raft/raft-runtime.js';
+import type { KvInput, KvOutput } from '../../checkers/kv-model.js';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function encodeKvCommand(input: KvInput): Uint8Array {
+  return encoder.encode(JSON.stringify(input));
+}
+
+export function decodeKvCommand(data: Uint8Array): KvInput {
+  return JSON.parse(decoder.decode(data)) as KvInput;
+}
+
+export class SimKvStateMachine implements StateMachine<KvOutput> {
+  private readonly values = new Map<string, string>();
+  /** A running hash of every applied command, to compare replicas cheaply. */
+  private digestValue = 0;
+  appliedIndex = 0;
+
+  apply(entry: Entry): KvOutput {
+    this.appliedIndex = entry.index;
+    for (let i = 0; i < entry.data.length; i++) {
+      this.digestValue = Math.imul(this.digestValue ^ entry.data[i]!, 0x01000193) >>> 0;
+    }
+    const input = decodeKvCommand(entry.data);
+    switch (input.kind) {
+      case 'get':
+        return { value: this.values.get(input.key) };
+      case 'put':
+        this.values.set(input.key, input.value);
+        return {};
+      case 'delete':
+        this.values.delete(input.key);
+        return {};
+      case 'cas': {
+        const current = this.values.get(input.key);
+        if (current !== input.expected) return { ok: false };
+        this.values.set(input.key, input.value);
+        return { ok: true };
+      }
+    }
+  }
+
+  /** Replicas that applied the same entries have the same digest. */
+  digest(): string {
+    return `${this.appliedIndex}:${this.digestValue.toString(16)}`;
+  }
+}
