@@ -40,6 +40,13 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
 }
 
 function processIo(): CliIo {
+  // `conclave ... | head` closes the pipe early: that is the reader's choice, not an error.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(0);
+      throw error;
+    });
+  }
   return {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),

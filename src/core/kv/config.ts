@@ -1,0 +1,119 @@
+/**
+ * Configuration of the key-value store: request limits, history retention and the idempotent
+ * receiver's memory. Every replica must run with the same values: they decide what `apply`
+ * accepts and what it forgets, so they are part of the replicated state machine's definition.
+ */
+import type { ConfigProblem } from '../config.js';
+
+export interface KvStoreConfig {
+  /**
+   * Longest key. Unit: bytes (UTF-8). Default: 4096.
+   * Why: generous for hierarchical names (Kubernetes keys stay well under 512 bytes) while
+   * bounding the cost of compares, sorting and the history. etcd has no separate key limit
+   * (only its request limit); ZooKeeper paths are similar in practice.
+   */
+  readonly keyBytesMax: number;
+  /**
+   * Largest value. Unit: bytes (UTF-8). Default: 1.5 MiB (1 572 864).
+   * Why: etcd's `--max-request-bytes` default, so a value etcd accepts is accepted here. Large
+   * values slow every replica's apply, snapshots and watchers; keep coordination data small.
+   */
+  readonly valueBytesMax: number;
+  /**
+   * Largest encoded command (one log entry's data). Unit: bytes. Default: 2 MiB (2 097 152).
+   * Why: room for one maximal value plus its key, stamp and encoding overhead; it also bounds a
+   * whole transaction. Must not exceed what Raft accepts for one entry (its
+   * `bytesPerMessageMax` minus the entry overhead), or valid commands are refused at proposal.
+   */
+  readonly commandBytesMax: number;
+  /**
+   * Most compares, and most ops in each branch, of one transaction. Unit: count.
+   * Default: 128 (etcd's `--max-txn-ops`). Trade-off: bigger transactions hold the apply loop
+   * longer and make larger log entries.
+   */
+  readonly txnOpsMax: number;
+  /**
+   * Longest client id. Unit: bytes (UTF-8). Default: 128 (room for a UUID with a prefix).
+   * Why: the id is kept per client for `clientIdleMsMax`; a bound keeps that table small.
+   */
+  readonly clientIdBytesMax: number;
+  /**
+   * Events kept for watchers and reads at older revisions. Once the history holds more, the
+   * oldest revisions are dropped whole (auto-compaction); the newest revision is always kept,
+   * however many events it has. Unit: events. Default: 10 000.
+   * Trade-off: a watcher more than this many events behind gets `compacted` and must re-list;
+   * memory grows with it (see `historyBytesMax`).
+   */
+  readonly historyEventsMax: number;
+  /**
+   * Memory the history may hold, estimated as 2 bytes per UTF-16 code unit of each event's key,
+   * value and previous value, plus `KV_EVENT_OVERHEAD_BYTES` per event. Past it the oldest
+   * revisions are dropped, as for `historyEventsMax`. Unit: bytes. Default: 64 MiB.
+   * Why: with values up to 1.5 MiB, 10 000 events could otherwise take gigabytes.
+   */
+  readonly historyBytesMax: number;
+  /**
+   * Clients whose latest sequence and result are remembered. Past it the client applied least
+   * recently (by log index) is forgotten; its next retry of an old request would be applied
+   * again. Unit: clients. Default: 10 000.
+   * Trade-off: memory is about clientsMax × (largest saved result), mostly small results.
+   */
+  readonly clientsMax: number;
+  /**
+   * A client with no command applied for longer than this (in log time: the leader-stamped
+   * `nowMs` of the commands) is forgotten. Unit: ms. Default: 3 600 000 (1 hour).
+   * Why: far longer than any client retries a request (seconds to a minute), so a retry finds
+   * its record; short enough that clients gone for good free their memory within the hour.
+   */
+  readonly clientIdleMsMax: number;
+}
+
+/** Estimated memory of one history event apart from its strings (objects, numbers). */
+export const KV_EVENT_OVERHEAD_BYTES = 100;
+
+const MIB = 1024 * 1024;
+
+/** The defaults, suited to a consistent core on a LAN and to tests alike. */
+export const KV_STORE_DEFAULTS: KvStoreConfig = Object.freeze({
+  keyBytesMax: 4096,
+  valueBytesMax: 1.5 * MIB,
+  commandBytesMax: 2 * MIB,
+  txnOpsMax: 128,
+  clientIdBytesMax: 128,
+  historyEventsMax: 10_000,
+  historyBytesMax: 64 * MIB,
+  clientsMax: 10_000,
+  clientIdleMsMax: 3_600_000,
+});
+
+/** Bytes an encoded put needs beyond its key, value and client id (field names, numbers). */
+export const KV_PUT_ENCODING_SLACK_BYTES = 256;
+
+/** Every rule `config` breaks; empty when it is valid. */
+export function validateKvStoreConfig(config: KvStoreConfig): readonly ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const fields: readonly (keyof KvStoreConfig)[] = [
+    'keyBytesMax', 'valueBytesMax', 'commandBytesMax', 'txnOpsMax', 'clientIdBytesMax',
+    'historyEventsMax', 'historyBytesMax', 'clientsMax', 'clientIdleMsMax',
+  ];
+  for (const field of fields) {
+    const value = config[field];
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+      problems.push({ field, value, rule: 'must be an integer >= 1' });
+    }
+  }
+  if (problems.length > 0) return problems;
+  const { keyBytesMax, valueBytesMax, clientIdBytesMax, commandBytesMax } = config;
+  const largestPutBytes = keyBytesMax + valueBytesMax + clientIdBytesMax
+    + KV_PUT_ENCODING_SLACK_BYTES;
+  if (commandBytesMax < largestPutBytes) {
+    problems.push({
+      field: 'commandBytesMax,keyBytesMax,valueBytesMax,clientIdBytesMax',
+      value: { commandBytesMax, keyBytesMax, valueBytesMax, clientIdBytesMax },
+      rule: `commandBytesMax must be at least keyBytesMax + valueBytesMax + clientIdBytesMax + `
+        + `${KV_PUT_ENCODING_SLACK_BYTES} (${largestPutBytes}), or a put within the limits `
+        + 'cannot be encoded',
+    });
+  }
+  return problems;
+}

@@ -1,0 +1,236 @@
+/**
+ * The key-value store's data shapes: key-values, events, commands, read requests and results.
+ * Everything is plain, immutable data that survives a JSON round trip unchanged (no `undefined`
+ * fields are ever set: optional fields are absent), so commands travel in log entries, results
+ * travel to clients and both go into snapshots as they are.
+ *
+ * Keys and values are strings (well-formed UTF-16, limited by their UTF-8 length). Keys are
+ * ordered by JavaScript string comparison (UTF-16 code units), the same on every replica.
+ */
+
+/** One key's current (or historical) state, as etcd's mvccpb.KeyValue. */
+export interface KeyValue {
+  readonly key: string;
+  readonly value: string;
+  /** Revision of the put that created the key (since its last delete). */
+  readonly createRevision: number;
+  /** Revision of the latest put of the key. */
+  readonly modRevision: number;
+  /** Puts since creation: 1 when created; a delete resets it (the key no longer exists). */
+  readonly version: number;
+}
+
+/**
+ * One change, as a watcher sees it. A put carries the new `kv` (version 1 means created); a
+ * delete carries `kv` = { key, value: '', createRevision: 0, modRevision: the deleting revision,
+ * version: 0 } (etcd's tombstone shape). `prevKv` is the key's state before the change, absent
+ * when a put created the key. The event's revision is `kv.modRevision`.
+ */
+export interface KvEvent {
+  readonly type: 'put' | 'delete';
+  readonly kv: KeyValue;
+  readonly prevKv?: KeyValue;
+}
+
+/** Which keys a range, delete or watch covers: `key` alone, or every key starting with it. */
+export interface KvKeySelector {
+  readonly key: string;
+  /** When true, `key` is a prefix; the empty prefix covers every key. Default: false. */
+  readonly prefix?: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations (the parts of a transaction) and compares
+
+export interface KvPutOp {
+  readonly kind: 'put';
+  readonly key: string;
+  readonly value: string;
+  /** Return the key's previous state in the response. Default: false. */
+  readonly prevKv?: boolean;
+}
+
+export interface KvDeleteOp extends KvKeySelector {
+  readonly kind: 'delete';
+  /** Return the deleted key-values in the response. Default: false. */
+  readonly prevKv?: boolean;
+}
+
+/** A read inside a transaction, at the transaction's own revision (it sees earlier ops). */
+export interface KvRangeOp extends KvKeySelector {
+  readonly kind: 'range';
+  /** At most this many key-values; 0 or absent means no limit. */
+  readonly limit?: number;
+}
+
+export type KvTxnOp = KvPutOp | KvDeleteOp | KvRangeOp;
+
+export type KvCompareResult = 'equal' | 'not-equal' | 'greater' | 'less';
+
+/**
+ * A transaction's guard on one key. The field named like `target` holds the operand, and the
+ * key's field is compared against it: `{ key, target: 'version', result: 'greater', version: 2 }`
+ * holds when the key's version > 2. As in etcd, an absent key has version, createRevision and
+ * modRevision 0, and every compare of an absent key's value fails.
+ */
+export type KvCompare =
+  | { readonly key: string; readonly target: 'value'; readonly result: KvCompareResult;
+    readonly value: string }
+  | { readonly key: string; readonly target: 'version'; readonly result: KvCompareResult;
+    readonly version: number }
+  | { readonly key: string; readonly target: 'createRevision'; readonly result: KvCompareResult;
+    readonly createRevision: number }
+  | { readonly key: string; readonly target: 'modRevision'; readonly result: KvCompareResult;
+    readonly modRevision: number };
+
+export type KvCompareTarget = KvCompare['target'];
+
+// ---------------------------------------------------------------------------------------------
+// Commands: what goes into the Raft log. A discriminated union on `kind` that later issues grow
+// (leases: grant, revoke, keepalive, checkpoint).
+
+/**
+ * Stamped on every mutating command. `clientId` + `sequence` make the store an idempotent
+ * receiver (a retry is applied at most once); `nowMs` is the proposing leader's wall-clock time
+ * (ms since the epoch), the store's only notion of time ("log time": applying never reads a
+ * clock, so every replica computes the same expiries). Wall time, because monotonic clocks of
+ * different leaders have different origins; the store keeps the maximum stamp seen, so a clock
+ * stepping back changes nothing, and one jumping ahead only forgets idle clients sooner.
+ */
+export interface KvClientStamp {
+  /** The client's session id; a client uses a fresh one when it has no saved sequence. */
+  readonly clientId: string;
+  /** Grows with each new request of the client (a retry repeats it). Integer >= 1. */
+  readonly sequence: number;
+  /** The leader's time when it proposed the command. Unit: ms since the epoch. */
+  readonly nowMs: number;
+}
+
+export interface KvPutCommand extends KvClientStamp, Omit<KvPutOp, 'kind'> {
+  readonly kind: 'put';
+}
+
+export interface KvDeleteCommand extends KvClientStamp, Omit<KvDeleteOp, 'kind'> {
+  readonly kind: 'delete';
+}
+
+/** If every compare holds, apply `success`, else `failure`, atomically at one revision. */
+export interface KvTxnCommand extends KvClientStamp {
+  readonly kind: 'txn';
+  readonly compare: readonly KvCompare[];
+  readonly success: readonly KvTxnOp[];
+  readonly failure: readonly KvTxnOp[];
+}
+
+/** Drops the history of revisions <= `revision` (etcd's Compact). */
+export interface KvCompactCommand extends KvClientStamp {
+  readonly kind: 'compact';
+  readonly revision: number;
+}
+
+export type KvCommand = KvPutCommand | KvDeleteCommand | KvTxnCommand | KvCompactCommand;
+export type KvCommandKind = KvCommand['kind'];
+
+// ---------------------------------------------------------------------------------------------
+// Read requests (served without the log)
+
+export interface KvRangeRequest extends KvKeySelector {
+  /** At most this many key-values; 0 or absent means no limit. */
+  readonly limit?: number;
+  /** Read the store as of this revision; 0 or absent means the current revision. */
+  readonly revision?: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results
+
+export interface KvPutResponse {
+  readonly kind: 'put';
+  /** Present when asked for and the key existed. */
+  readonly prevKv?: KeyValue;
+}
+
+export interface KvDeleteResponse {
+  readonly kind: 'delete';
+  /** Number of keys deleted. */
+  readonly deleted: number;
+  /** Present when asked for: the deleted key-values, in key order. */
+  readonly prevKvs?: readonly KeyValue[];
+}
+
+export interface KvRangeResponse {
+  readonly kind: 'range';
+  /** In key order, at most `limit`. */
+  readonly kvs: readonly KeyValue[];
+  /** True when more keys matched than were returned. */
+  readonly more: boolean;
+  /** How many keys matched in all (ignoring `limit`). */
+  readonly count: number;
+}
+
+export type KvTxnOpResponse = KvPutResponse | KvDeleteResponse | KvRangeResponse;
+
+/** `revision`: the store's revision after the request (as etcd's response header). */
+export type KvPutResult = KvPutResponse & { readonly revision: number };
+export type KvDeleteResult = KvDeleteResponse & { readonly revision: number };
+export type KvRangeResult = KvRangeResponse & { readonly revision: number };
+
+export interface KvTxnResult {
+  readonly kind: 'txn';
+  readonly revision: number;
+  /** True when every compare held (so `success` ran), false when `failure` ran. */
+  readonly succeeded: boolean;
+  /** One response per op of the branch that ran, in order. */
+  readonly responses: readonly KvTxnOpResponse[];
+}
+
+export interface KvCompactResult {
+  readonly kind: 'compact';
+  readonly revision: number;
+  readonly compactRevision: number;
+}
+
+/** Events for a watcher, from `eventsSince`. */
+export interface KvEventsResult {
+  readonly kind: 'events';
+  /** The store's current revision. */
+  readonly revision: number;
+  /** In revision order (within a revision, in the order the transaction made them). */
+  readonly events: readonly KvEvent[];
+  /** Ask from here next time: every matching event below it has been returned. */
+  readonly nextRevision: number;
+  /** True when `limit` cut the answer short (ask again from `nextRevision` at once). */
+  readonly more: boolean;
+}
+
+/** A rule a command or request breaks; `field` is a path such as `success[2].key`. */
+export interface KvProblem {
+  readonly field: string;
+  readonly rule: string;
+}
+
+/** Operating errors, as values (the server maps `code` to a `CoordError`). */
+export type KvError =
+  /** The log entry is not a command this store understands (corrupt or from a newer version). */
+  | { readonly code: 'bad-command'; readonly reason: string }
+  /** The command or request breaks the limits or rules listed. */
+  | { readonly code: 'invalid'; readonly problems: readonly KvProblem[] }
+  /** A sequence below the client's latest applied one: an old retry, not applied again. */
+  | { readonly code: 'duplicate-stale'; readonly clientId: string; readonly sequence: number;
+    readonly sequenceApplied: number }
+  /** The revision asked for has been compacted: re-list at the current revision. */
+  | { readonly code: 'compacted'; readonly compactRevision: number }
+  /** The revision asked for is beyond the store's revision. */
+  | { readonly code: 'future-revision'; readonly revision: number;
+    readonly currentRevision: number };
+
+export type KvErrorCode = KvError['code'];
+
+export interface KvErrorResult {
+  readonly kind: 'error';
+  readonly error: KvError;
+}
+
+/** What `apply` returns for a log entry. */
+export type KvApplyResult =
+  | KvPutResult | KvDeleteResult | KvTxnResult | KvCompactResult | KvErrorResult;

@@ -1,0 +1,228 @@
+/**
+ * The client protocol: HTTP/JSON under /v1/ (curl-able; docs/api.md), plus streaming watches
+ * (newline-delimited JSON) and /metrics (Prometheus text).
+ *
+ * Writes go to the leader: a follower answers 307 with the leader's client URL in `Location`
+ * (curl -L and the client library follow it). Every error is JSON `{ error: { code, message,
+ * outcome } }` where `outcome` says whether the request may have been applied: `failed`
+ * (definitely not) or `unknown` (maybe: retry with the same clientId and sequence).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { NodeId } from '../core/ids.js';
+import type { KvApplyResult, KvErrorResult, KvRangeRequest, KvRangeResult } from '../core/kv/index.js';
+import { CoordError, type CoordErrorCode } from '../errors.js';
+import type { Logger } from '../ports/logger.js';
+import type { ConsistentCore, KvWrite, ReadOutcome, WriteOutcome } from './consistent-core.js';
+import type { WatchHub, WatchMessage } from './watch-hub.js';
+
+export interface HttpApiOptions {
+  readonly core: ConsistentCore;
+  readonly watches: WatchHub;
+  /** The client URL (http://host:port) of each member, to redirect to the leader. */
+  readonly clientUrlOf: (id: NodeId) => string | undefined;
+  readonly metrics: () => string;
+  readonly status: () => unknown;
+  readonly logger: Logger;
+  /** Largest request body accepted. Unit: bytes. */
+  readonly bodyBytesMax: number;
+}
+
+const HTTP_STATUS: Readonly<Partial<Record<CoordErrorCode, number>>> = {
+  CONCLAVE_REQUEST_INVALID: 400,
+  CONCLAVE_USAGE: 400,
+  CONCLAVE_PROTOCOL: 400,
+  CONCLAVE_NOT_LEADER: 503,
+  CONCLAVE_NO_QUORUM: 503,
+  CONCLAVE_UNAVAILABLE: 503,
+  CONCLAVE_TIMEOUT: 504,
+  CONCLAVE_KV_COMPACTED: 410,
+  CONCLAVE_KV_FUTURE_REVISION: 400,
+  CONCLAVE_DUPLICATE_STALE: 409,
+};
+
+export function createHttpApi(options: HttpApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    route(options, req, res).catch((error: unknown) => {
+      const coord = error instanceof CoordError ? error
+        : new CoordError('CONCLAVE_PROTOCOL', error instanceof Error ? error.message : String(error));
+      sendError(res, coord, 'failed');
+    });
+  };
+}
+
+async function route(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const path = url.pathname;
+  if (req.method === 'GET' && path === '/metrics') return sendText(res, 200, o.metrics());
+  if (req.method === 'GET' && path === '/v1/status') return sendJson(res, 200, o.status());
+  if (req.method === 'GET' && path === '/v1/watch') return watch(o, url, req, res);
+  if (req.method !== 'POST') {
+    return sendError(res, new CoordError('CONCLAVE_USAGE', `no route ${req.method ?? '?'} ${path}; see docs/api.md`), 'failed', 404);
+  }
+  const body = await readJson(req, o.bodyBytesMax);
+  switch (path) {
+    case '/v1/kv/put':
+    case '/v1/kv/delete':
+    case '/v1/kv/txn':
+      return write(o, req, res, toWrite(path, body));
+    case '/v1/kv/range':
+      return read(o, req, res, body);
+    default:
+      return sendError(res, new CoordError('CONCLAVE_USAGE', `no route POST ${path}; see docs/api.md`), 'failed', 404);
+  }
+}
+
+function write(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, command: KvWrite): void {
+  if (redirectToLeader(o, req, res)) return;
+  o.core.write(command, (outcome: WriteOutcome) => {
+    if (outcome.kind !== 'applied') return sendError(res, outcome.error, outcome.kind);
+    sendApplyResult(res, outcome.result);
+  });
+}
+
+function read(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
+  const consistency = body['consistency'] === 'serializable' ? 'serializable' : 'linearizable';
+  if (consistency === 'linearizable' && redirectToLeader(o, req, res)) return;
+  const request: KvRangeRequest = {
+    key: stringField(body, 'key'),
+    ...(body['prefix'] === true ? { prefix: true } : {}),
+    ...(typeof body['limit'] === 'number' ? { limit: body['limit'] } : {}),
+    ...(typeof body['revision'] === 'number' ? { revision: body['revision'] } : {}),
+  };
+  const clientId = typeof body['clientId'] === 'string' ? body['clientId'] : `reader-${o.core.id}`;
+  const sequence = typeof body['sequence'] === 'number' ? body['sequence'] : nextReaderSequence();
+  o.core.read(request, consistency, clientId, sequence, (outcome: ReadOutcome) => {
+    if (outcome.kind === 'failed') return sendError(res, outcome.error, 'failed');
+    sendApplyResult(res, outcome.result);
+  });
+}
+
+/** Sequence numbers for reads without a client id: the barrier they propose must be unique. */
+let readerSequence = 0;
+function nextReaderSequence(): number {
+  readerSequence += 1;
+  return readerSequence;
+}
+
+function watch(o: HttpApiOptions, url: URL, req: IncomingMessage, res: ServerResponse): void {
+  const key = url.searchParams.get('key') ?? '';
+  const prefix = url.searchParams.get('prefix') === 'true' || url.searchParams.get('prefix') === '1';
+  const fromRevision = Number(url.searchParams.get('fromRevision') ?? '0');
+  if (!Number.isSafeInteger(fromRevision) || fromRevision < 0) {
+    return sendError(res, new CoordError('CONCLAVE_REQUEST_INVALID', 'fromRevision must be a non-negative integer'), 'failed');
+  }
+  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+  const cancel = o.watches.watch({ key, ...(prefix ? { prefix: true } : {}) }, fromRevision, {
+    write: (message: WatchMessage) => res.write(`${JSON.stringify(message)}\n`),
+    onDrain: (resume) => res.once('drain', resume),
+    close: () => res.end(),
+  });
+  req.on('close', cancel);
+}
+
+function redirectToLeader(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse): boolean {
+  const status = o.core.status();
+  if (status.role === 'leader') return false;
+  const leaderUrl = status.leaderId === undefined ? undefined : o.clientUrlOf(status.leaderId);
+  if (leaderUrl === undefined) {
+    sendError(res, new CoordError('CONCLAVE_NO_QUORUM', `${o.core.id} knows no leader (term ${status.term}); ` +
+      'the cluster may have lost its majority'), 'failed');
+    return true;
+  }
+  res.writeHead(307, { location: `${leaderUrl}${req.url ?? ''}`, 'content-type': 'application/json' });
+  res.end(JSON.stringify({
+    error: { code: 'CONCLAVE_NOT_LEADER', message: `not the leader; the leader is ${status.leaderId}`,
+      outcome: 'failed', leaderId: status.leaderId, leaderUrl },
+  }));
+  return true;
+}
+
+function toWrite(path: string, body: Record<string, unknown>): KvWrite {
+  const meta = { clientId: stringField(body, 'clientId'), sequence: numberField(body, 'sequence') };
+  if (path === '/v1/kv/put') {
+    return { kind: 'put', ...meta, key: stringField(body, 'key'), value: stringField(body, 'value'),
+      ...(body['prevKv'] === true ? { prevKv: true } : {}) };
+  }
+  if (path === '/v1/kv/delete') {
+    return { kind: 'delete', ...meta, key: stringField(body, 'key'),
+      ...(body['prefix'] === true ? { prefix: true } : {}), ...(body['prevKv'] === true ? { prevKv: true } : {}) };
+  }
+  // The store validates the shape of compares and ops before anything is proposed.
+  return { kind: 'txn', ...meta, compare: arrayField(body, 'compare'), success: arrayField(body, 'success'),
+    failure: arrayField(body, 'failure') } as KvWrite;
+}
+
+function sendApplyResult(res: ServerResponse, result: KvApplyResult | KvRangeResult | KvErrorResult): void {
+  if (result.kind !== 'error') return sendJson(res, 200, result);
+  const error = result.error;
+  switch (error.code) {
+    case 'compacted':
+      return sendError(res, new CoordError('CONCLAVE_KV_COMPACTED', `revision compacted; the oldest kept is after ${error.compactRevision}`), 'failed');
+    case 'future-revision':
+      return sendError(res, new CoordError('CONCLAVE_KV_FUTURE_REVISION', `revision ${error.revision} is beyond the current ${error.currentRevision}`), 'failed');
+    case 'duplicate-stale':
+      return sendError(res, new CoordError('CONCLAVE_DUPLICATE_STALE', `sequence ${error.sequence} of ${error.clientId} is older than ${error.sequenceApplied}, already applied`), 'failed');
+    case 'invalid':
+      return sendError(res, new CoordError('CONCLAVE_REQUEST_INVALID', error.problems.map((p) => `${p.field}: ${p.rule}`).join('; ')), 'failed');
+    case 'bad-command':
+      return sendError(res, new CoordError('CONCLAVE_PROTOCOL', error.reason), 'failed');
+  }
+}
+
+function sendError(res: ServerResponse, error: CoordError, outcome: 'failed' | 'unknown', status?: number): void {
+  if (res.headersSent) return void res.end();
+  sendJson(res, status ?? HTTP_STATUS[error.code] ?? 500, { error: { code: error.code, message: error.message, outcome } });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendText(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+async function readJson(req: IncomingMessage, bytesMax: number): Promise<Record<string, unknown>> {
+  const declared = Number(req.headers['content-length'] ?? '0');
+  if (declared > bytesMax) throw new CoordError('CONCLAVE_REQUEST_INVALID', `body of ${declared} bytes exceeds ${bytesMax}`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > bytesMax) throw new CoordError('CONCLAVE_REQUEST_INVALID', `body exceeds ${bytesMax} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+  } catch (error) {
+    throw new CoordError('CONCLAVE_REQUEST_INVALID', `body is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new CoordError('CONCLAVE_REQUEST_INVALID', 'body must be a JSON object');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function stringField(body: Record<string, unknown>, name: string): string {
+  const value = body[name];
+  if (typeof value !== 'string') throw new CoordError('CONCLAVE_REQUEST_INVALID', `"${name}" must be a string`);
+  return value;
+}
+
+function numberField(body: Record<string, unknown>, name: string): number {
+  const value = body[name];
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new CoordError('CONCLAVE_REQUEST_INVALID', `"${name}" must be a positive integer`);
+  }
+  return value;
+}
+
+function arrayField(body: Record<string, unknown>, name: string): unknown[] {
+  const value = body[name] ?? [];
+  if (!Array.isArray(value)) throw new CoordError('CONCLAVE_REQUEST_INVALID', `"${name}" must be an array`);
+  return value;
+}

@@ -1,0 +1,149 @@
+/**
+ * Goal: commands survive encoding exactly, the encoding is canonical (one command, one byte
+ * string), and decoding is total: no input bytes make it throw. Method: round trips of
+ * hand-picked and generated commands; fast-check over random bytes, random JSON values and
+ * byte-level mutations of valid encodings, asserting a command or a decode-error each time.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import {
+  decodeKvCommand, encodeKvCommand, encodeValidKvCommand, KV_COMMAND_FORMAT_JSON_V1,
+  KV_STORE_DEFAULTS, parseKvCommand,
+} from '../../../src/core/kv/index.js';
+import type { KvCommand } from '../../../src/core/kv/index.js';
+import { stampSteps, step } from './arbitraries.js';
+
+const stamp = { clientId: 'client-1', sequence: 7, nowMs: 1_700_000_000_000 };
+
+const samples: KvCommand[] = [
+  { kind: 'put', ...stamp, key: 'a', value: 'b' },
+  { kind: 'put', ...stamp, key: 'ключ/😀', value: 'line\n"quoted"\u0000', prevKv: true },
+  { kind: 'put', ...stamp, key: 'lone', value: '\ud800 and \udfff' },
+  { kind: 'delete', ...stamp, key: 'a/', prefix: true, prevKv: false },
+  { kind: 'txn', ...stamp,
+    compare: [
+      { key: 'a', target: 'value', result: 'equal', value: 'x' },
+      { key: 'a', target: 'version', result: 'greater', version: 1 },
+      { key: 'a', target: 'createRevision', result: 'not-equal', createRevision: 0 },
+      { key: 'a', target: 'modRevision', result: 'less', modRevision: 9 },
+    ],
+    success: [{ kind: 'put', key: 'a', value: 'y' }, { kind: 'range', key: 'a', limit: 1 }],
+    failure: [{ kind: 'delete', key: 'b', prefix: true, prevKv: true }] },
+  { kind: 'compact', ...stamp, revision: 12 },
+];
+
+function isDecodeError(value: unknown): boolean {
+  return typeof value === 'object' && value !== null
+    && (value as { kind?: unknown }).kind === 'decode-error';
+}
+
+describe('kv: codec', () => {
+  test('every kind of command decodes to exactly itself', () => {
+    for (const command of samples) {
+      const bytes = encodeKvCommand(command);
+      assert.equal(bytes[0], KV_COMMAND_FORMAT_JSON_V1);
+      assert.deepEqual(decodeKvCommand(bytes), command);
+    }
+  });
+
+  test('generated commands round-trip', () => {
+    fc.assert(fc.property(fc.array(step, { maxLength: 10 }), (steps) => {
+      for (const command of stampSteps(steps, 0)) {
+        assert.deepEqual(decodeKvCommand(encodeKvCommand(command)), command);
+      }
+    }), { numRuns: 300 });
+  });
+
+  test('the encoding is canonical: field order and extra fields do not change the bytes', () => {
+    const shuffled = { value: 'b', key: 'a', nowMs: stamp.nowMs, sequence: 7, kind: 'put',
+      clientId: 'client-1', extra: 'dropped' } as unknown as KvCommand;
+    assert.deepEqual(encodeKvCommand(shuffled), encodeKvCommand(samples[0] as KvCommand));
+  });
+
+  test('decoding rejects foreign versions, unknown kinds and fields, and wrong types', () => {
+    const json = (value: unknown): Uint8Array =>
+      new Uint8Array([1, ...new TextEncoder().encode(JSON.stringify(value))]);
+    const put = { kind: 'put', ...stamp, key: 'a', value: 'b' };
+    const bad: [string, Uint8Array][] = [
+      ['empty', new Uint8Array()],
+      ['version 2', new Uint8Array([2, ...json(put).subarray(1)])],
+      ['invalid UTF-8', new Uint8Array([1, 0xff, 0xfe])],
+      ['not JSON', new Uint8Array([1, 0x7b])],
+      ['unknown kind', json({ ...put, kind: 'lease-grant' })],
+      ['unknown field', json({ ...put, lease: 5 })],
+      ['a string sequence', json({ ...put, sequence: '7' })],
+      ['a number key', json({ ...put, key: 5 })],
+      ['an array', json([put])],
+      ['null', json(null)],
+      ['a txn without failure', json({ kind: 'txn', ...stamp, compare: [], success: [] })],
+      ['an unknown compare target', json({ kind: 'txn', ...stamp, success: [], failure: [],
+        compare: [{ key: 'a', target: 'lease', result: 'equal', lease: 1 }] })],
+      ['an unknown compare result', json({ kind: 'txn', ...stamp, success: [], failure: [],
+        compare: [{ key: 'a', target: 'version', result: '>=', version: 1 }] })],
+      ['a compare operand of another target', json({ kind: 'txn', ...stamp, success: [],
+        failure: [], compare: [{ key: 'a', target: 'version', result: 'equal', value: 'x' }] })],
+      ['a non-boolean prefix', json({ kind: 'delete', ...stamp, key: 'a', prefix: 1 })],
+      ['a __proto__ field', new Uint8Array([1, ...new TextEncoder().encode(
+        '{"kind":"put","clientId":"c","sequence":1,"nowMs":0,"key":"a","value":"b",'
+        + '"__proto__":{"x":1}}')])],
+    ];
+    for (const [name, bytes] of bad) {
+      const decoded = decodeKvCommand(bytes);
+      assert.ok(isDecodeError(decoded), `${name}: ${JSON.stringify(decoded)}`);
+    }
+  });
+
+  test('decoding refuses entries above bytesMax before parsing them', () => {
+    const bytes = encodeKvCommand(samples[0] as KvCommand);
+    assert.ok(isDecodeError(decodeKvCommand(bytes, bytes.length - 1)));
+    assert.ok(!isDecodeError(decodeKvCommand(bytes, bytes.length)));
+  });
+
+  test('decoding random bytes never throws', () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), fc.boolean(), (bytes, versioned) => {
+      if (versioned && bytes.length > 0) bytes[0] = KV_COMMAND_FORMAT_JSON_V1;
+      const decoded = decodeKvCommand(bytes);
+      assert.ok(typeof decoded === 'object' && decoded !== null);
+    }), { numRuns: 20_000 });
+  });
+
+  test('decoding mutated valid encodings never throws', () => {
+    const mutation = fc.record({ at: fc.nat(), byte: fc.nat({ max: 255 }), cut: fc.nat() });
+    fc.assert(fc.property(fc.constantFrom(...samples), fc.array(mutation, { maxLength: 4 }),
+      (command, mutations) => {
+        let bytes = encodeKvCommand(command);
+        for (const { at, byte, cut } of mutations) {
+          bytes[at % bytes.length] = byte;
+          if (cut % 5 === 0) bytes = bytes.subarray(0, cut % (bytes.length + 1));
+          if (bytes.length === 0) break;
+        }
+        const decoded = decodeKvCommand(bytes);
+        if (!isDecodeError(decoded)) {
+          // Whatever decodes is a well-formed command that encodes again.
+          assert.ok(encodeKvCommand(decoded as KvCommand).length > 0);
+        }
+      }), { numRuns: 5_000 });
+  });
+
+  test('parsing arbitrary JSON values never throws', () => {
+    fc.assert(fc.property(fc.jsonValue(), (value) => {
+      const parsed = parseKvCommand(value);
+      assert.ok(typeof parsed === 'object' && parsed !== null);
+    }), { numRuns: 5_000 });
+  });
+
+  test('encodeValidKvCommand returns bytes only for a valid command within commandBytesMax', () => {
+    const ok = encodeValidKvCommand(samples[0] as KvCommand, KV_STORE_DEFAULTS);
+    assert.equal(ok.kind, 'ok');
+    const invalid = encodeValidKvCommand({ kind: 'put', ...stamp, key: '', value: 'b' },
+      KV_STORE_DEFAULTS);
+    assert.deepEqual(invalid.kind === 'invalid' && invalid.problems.map((p) => p.field), ['key']);
+    // Quotes double in JSON: a value within valueBytesMax can still exceed commandBytesMax.
+    const quoted = '"'.repeat(KV_STORE_DEFAULTS.valueBytesMax);
+    const big = encodeValidKvCommand({ kind: 'put', ...stamp, key: 'k', value: quoted },
+      KV_STORE_DEFAULTS);
+    assert.equal(big.kind, 'invalid');
+    assert.match(JSON.stringify(big), /encoded command must be at most 2097152 bytes/);
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * Goal: snapshot bytes restore the exact state, and damaged snapshot bytes are refused with a
+ * reason, never with an exception. Method: a round trip of a store with keys, history and
+ * client records; hand-made violations of each invariant; fast-check over random and mutated
+ * bytes. (That a restored store behaves identically is a property in kv-store.property.)
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import {
+  checkKvSnapshot, decodeKvSnapshot, encodeKvSnapshot, KvStore,
+} from '../../../src/core/kv/index.js';
+import type { KvSnapshot } from '../../../src/core/kv/index.js';
+import { Driver } from './harness.js';
+
+function sample(): KvSnapshot {
+  const d = new Driver();
+  d.put('a', '1');
+  d.put('b', 'é😀', 'c2');
+  d.put('a', '2');
+  d.del('b');
+  d.run({ kind: 'compact', revision: 2 });
+  return d.store.toSnapshot();
+}
+
+const reencode = (snapshot: unknown): Uint8Array =>
+  new Uint8Array([1, ...new TextEncoder().encode(JSON.stringify(snapshot))]);
+
+describe('kv: snapshot', () => {
+  test('bytes round-trip to an equal snapshot and an equal store', () => {
+    const snapshot = sample();
+    const decoded = decodeKvSnapshot(encodeKvSnapshot(snapshot));
+    assert.deepEqual(decoded, snapshot);
+    assert.deepEqual(KvStore.fromSnapshot(decoded as KvSnapshot).toSnapshot(), snapshot);
+    assert.deepEqual([snapshot.revision, snapshot.compactRevision, snapshot.appliedIndex,
+      snapshot.kvs.length, snapshot.events.length, snapshot.clients.length], [5, 2, 5, 1, 3, 2]);
+  });
+
+  test('each broken invariant is refused with a reason', () => {
+    const base = sample();
+    const [kv] = base.kvs;
+    assert.ok(kv !== undefined);
+    const broken: [string, unknown, RegExp][] = [
+      ['format', { ...base, format: 2 }, /unknown format/],
+      ['compact above revision', { ...base, compactRevision: 9 }, /compactRevision/],
+      ['unsorted keys', { ...base, kvs: [kv, kv] }, /keys unsorted/],
+      ['a key from the future', { ...base, kvs: [{ ...kv, modRevision: 9 }] }, /revisions/],
+      ['events out of order', { ...base, events: [...base.events].reverse() }, /unordered/],
+      ['an event at the compact revision', { ...base, compactRevision: 4 }, /outside/],
+      ['a duplicate client', { ...base, clients: [base.clients[0], base.clients[0]] },
+        /duplicate client/],
+      ['a missing field', { ...base, kvs: undefined }, /kvs must be an array/],
+      ['a malformed event', { ...base, events: [{ type: 'expire', kv }] }, /events\[0\]/],
+      ['a malformed result', { ...base, clients: [{ ...base.clients[0], result: {} }] },
+        /clients\[0\]/],
+    ];
+    for (const [name, snapshot, reason] of broken) {
+      const decoded = decodeKvSnapshot(reencode(snapshot));
+      assert.equal((decoded as { kind?: string }).kind, 'decode-error', name);
+      assert.match((decoded as { reason: string }).reason, reason, name);
+    }
+  });
+
+  test('fromSnapshot refuses an inconsistent snapshot as a programmer error', () => {
+    const base = sample();
+    assert.deepEqual(checkKvSnapshot(base), []);
+    assert.throws(() => KvStore.fromSnapshot({ ...base, revision: 0 }), /unusable kv snapshot/);
+  });
+
+  test('decoding random or mutated bytes never throws', () => {
+    const valid = encodeKvSnapshot(sample());
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), fc.nat(), fc.nat({ max: 255 }),
+      (random, at, byte) => {
+        assert.ok(typeof decodeKvSnapshot(random) === 'object');
+        const mutated = valid.slice();
+        mutated[at % mutated.length] = byte;
+        assert.ok(typeof decodeKvSnapshot(mutated) === 'object');
+        assert.ok(typeof decodeKvSnapshot(valid.subarray(0, at % valid.length)) === 'object');
+      }), { numRuns: 5_000 });
+  });
+});
