@@ -4,7 +4,13 @@
  * CONCLAVE_DEBUG is set.
  */
 import { Command, CommanderError } from 'commander';
+import { devCommand } from './commands/dev.js';
+import { kvCommand } from './commands/kv.js';
+import { serverCommand } from './commands/server.js';
 import { simCommand } from './commands/sim.js';
+import { statusCommand } from './commands/status.js';
+import { watchCommand } from './commands/watch.js';
+import { CoordError } from '../errors.js';
 import type { CliIo } from './io.js';
 
 export const EXIT_USAGE = 2;
@@ -20,7 +26,8 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
       writeErr: (s) => io.err(s.replace(/\n$/, '')),
     })
     .exitOverride();
-  for (const command of [simCommand(io)]) {
+  for (const command of [simCommand(io), serverCommand(io), devCommand(io), statusCommand(io),
+    kvCommand(io), watchCommand(io)]) {
     // addCommand() does not pass the output and exit settings down; copy them explicitly.
     command.copyInheritedSettings(program);
     program.addCommand(command);
@@ -34,6 +41,9 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     }
     const message = error instanceof Error ? error.message : String(error);
     io.err(`conclave: ${message}`);
+    if (error instanceof CoordError && (error.code === 'CONCLAVE_CONFIG_INVALID' || error.code === 'CONCLAVE_USAGE')) {
+      return EXIT_USAGE;
+    }
     if (process.env['CONCLAVE_DEBUG'] !== undefined && error instanceof Error) io.err(error.stack ?? '');
     return 1;
   }

@@ -13,7 +13,8 @@ import {
   encodeValidKvCommand, KvStore, type KvApplyResult, type KvCommand, type KvRangeRequest,
   type KvRangeResult, type KvErrorResult, type KvStoreConfig, type KvEvent, type KvKeySelector,
 } from '../core/kv/index.js';
-import type { RaftMessage, RaftStatus, RaftTuning } from '../core/raft/index.js';
+import type { RaftEvent, RaftMessage, RaftStatus, RaftTuning } from '../core/raft/index.js';
+import type { RaftStorage } from '../runtime/raft-storage.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { Storage } from '../ports/storage.js';
@@ -39,8 +40,12 @@ export interface ConsistentCoreComponents {
   readonly storage: Storage;
   readonly random: Random;
   readonly logger: Logger;
-  /** Called after every applied entry, with the events it produced (for watches). */
+  /** Called after every applied entry (watches pull the new events). */
   readonly onApplied?: (revision: number) => void;
+  /** Raft's role, leader and term changes, with their reasons (logs, metrics). */
+  readonly onRaftEvent?: (event: RaftEvent) => void;
+  /** How long each WAL sync took. Unit: ms. */
+  readonly onWalSync?: (durationMs: number) => void;
   readonly onFatal?: (error: Error) => void;
 }
 
@@ -75,7 +80,7 @@ export class ConsistentCore {
       clock: c.clock,
       timer: c.timer,
       transport: c.transport,
-      storage: opened.wal,
+      storage: timedStorage(opened.wal, c.clock, c.onWalSync),
       random: c.random,
       stateMachine: {
         apply: (entry) => {
@@ -84,7 +89,10 @@ export class ConsistentCore {
           return result;
         },
       },
-      onEvent: (event) => c.logger.info({ event }, `raft: ${event.kind}`),
+      onEvent: (event) => {
+        c.logger.info({ event }, `raft: ${event.kind}`);
+        c.onRaftEvent?.(event);
+      },
       onFatal: (error) => {
         c.logger.error({ error: error.message }, 'raft stopped: storage failure');
         c.onFatal?.(error);
@@ -151,6 +159,26 @@ export class ConsistentCore {
   stop(): void {
     this.runtime.stop('server stopping');
   }
+}
+
+/** The WAL with each sync timed on the monotonic clock. */
+function timedStorage(inner: RaftStorage, clock: Clock, observe: ((ms: number) => void) | undefined): RaftStorage {
+  if (observe === undefined) return inner;
+  return {
+    get recovered() {
+      return inner.recovered;
+    },
+    append: (entries) => inner.append(entries),
+    saveHardState: (hardState) => inner.saveHardState(hardState),
+    lastIndex: () => inner.lastIndex(),
+    sync: (done) => {
+      const startMs = clock.monotonicMs();
+      inner.sync((error) => {
+        observe(clock.monotonicMs() - startMs);
+        done(error);
+      });
+    },
+  };
 }
 
 function notLeaderOr(reason: string, leaderHint: NodeId | undefined): CoordError {

@@ -1,0 +1,71 @@
+/**
+ * `conclave server`: runs one member of a consistent core until SIGTERM or SIGINT, then stops
+ * cleanly (listeners closed, Raft stopped; leadership is handed over first when supported).
+ */
+import { Command, Option } from 'commander';
+import { createPinoLogger, type LogLevel } from '../../adapters/pino-logger.js';
+import { parsePeerAddress, type PeerAddress } from '../../adapters/peer-address.js';
+import type { ConfigProblem } from '../../core/config.js';
+import { formatConfigProblems } from '../../core/config.js';
+import { nodeId } from '../../core/ids.js';
+import { ConfigInvalidError } from '../../errors.js';
+import { startServer } from '../../server/server.js';
+import { parseMemberList, SERVER_DEFAULTS, type ServerConfig } from '../../server/server-config.js';
+import type { CliIo } from '../io.js';
+import { integerIn } from '../parse.js';
+
+export function serverCommand(io: CliIo): Command {
+  return new Command('server')
+    .description('run one member of a Conclave consistent core (Raft + key-value store + HTTP API)')
+    .requiredOption('--name <name>', 'this member\'s name, one of --cluster')
+    .requiredOption('--data-dir <dir>', 'directory for the write-ahead log (created if missing)')
+    .requiredOption('--peer-addr <host:port>', 'where peers reach this member (loopback unless --insecure)')
+    .requiredOption('--client-addr <host:port>', 'where clients reach this member over HTTP')
+    .requiredOption('--cluster <list>', 'every member\'s peer address: n1=HOST:PORT,n2=HOST:PORT,...')
+    .option('--client-urls <list>', 'every member\'s client address (lets followers redirect to the leader): n1=HOST:PORT,...')
+    .option('--heartbeat-ms <ms>', 'leader heartbeat interval', integerIn(1, 60_000), SERVER_DEFAULTS.heartbeatMs)
+    .option('--election-timeout-ms <ms>', 'election timeout (each member draws from [T, 2T))', integerIn(2, 600_000), SERVER_DEFAULTS.electionTimeoutMs)
+    .option('--cluster-name <name>', 'checked in every peer handshake', SERVER_DEFAULTS.clusterName)
+    .option('--insecure', 'allow non-loopback listeners without TLS (there is no TLS yet)', false)
+    .addOption(new Option('--log-level <level>', 'log level (JSON lines on stderr)').choices(['debug', 'info', 'warn', 'error', 'silent']).default('info'))
+    .action(async (opts: Record<string, unknown>) => {
+      const config = serverConfigFrom(opts);
+      const logger = createPinoLogger({ member: config.name }, opts['logLevel'] as LogLevel);
+      const server = await startServer(config, logger);
+      io.out(`conclave server ${server.id}: clients ${server.clientUrl}, peers tcp://${opts['peerAddr'] as string}`);
+      await new Promise<void>((resolve) => {
+        const stop = (signal: string): void => {
+          logger.info({ signal }, 'stopping');
+          server.stop().then(resolve, resolve);
+        };
+        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGINT', () => stop('SIGINT'));
+      });
+    });
+}
+
+function serverConfigFrom(opts: Record<string, unknown>): ServerConfig {
+  const problems: ConfigProblem[] = [];
+  const address = (field: string, text: unknown): PeerAddress => {
+    const parsed = parsePeerAddress(String(text));
+    if ('error' in parsed) {
+      problems.push({ field, value: text, rule: parsed.error });
+      return { host: '127.0.0.1', port: 0 };
+    }
+    return parsed;
+  };
+  const config: ServerConfig = {
+    name: nodeId(String(opts['name'])),
+    dataDir: String(opts['dataDir']),
+    peerAddress: address('--peer-addr', opts['peerAddr']),
+    clientAddress: address('--client-addr', opts['clientAddr']),
+    cluster: parseMemberList(String(opts['cluster']), '--cluster', problems),
+    clientAddresses: parseMemberList(String(opts['clientUrls'] ?? ''), '--client-urls', problems),
+    heartbeatMs: opts['heartbeatMs'] as number,
+    electionTimeoutMs: opts['electionTimeoutMs'] as number,
+    insecure: opts['insecure'] === true,
+    clusterName: String(opts['clusterName']),
+  };
+  if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
+  return config;
+}

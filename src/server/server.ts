@@ -1,0 +1,133 @@
+/**
+ * One member of a Conclave consistent core as a running process: the write-ahead log in its
+ * data directory, Raft over TCP to its peers, and the HTTP client API. `startServer` returns once
+ * both listeners are up; `stop` closes them and stops Raft (transferring leadership first when
+ * the Raft core supports it, so a planned restart costs no election timeout).
+ */
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { FileStorage } from '../adapters/file-storage.js';
+import { RAFT_MESSAGE_VALIDATOR } from '../adapters/message-validators.js';
+import { formatPeerAddress, type PeerAddress } from '../adapters/peer-address.js';
+import { SystemClock } from '../adapters/system-clock.js';
+import { SystemRandom } from '../adapters/system-random.js';
+import { TcpTransport } from '../adapters/tcp-transport.js';
+import { formatConfigProblems } from '../core/config.js';
+import type { NodeId } from '../core/ids.js';
+import { KV_STORE_DEFAULTS } from '../core/kv/index.js';
+import { RAFT_DEFAULTS_LAN, type RaftMessage, type RaftTuning } from '../core/raft/index.js';
+import { ConfigInvalidError, CoordError } from '../errors.js';
+import type { Logger } from '../ports/logger.js';
+import { ConsistentCore } from './consistent-core.js';
+import { createHttpApi } from './http-api.js';
+import { ServerMetrics } from './metrics.js';
+import { validateServerConfig, type ServerConfig } from './server-config.js';
+import { WatchHub } from './watch-hub.js';
+
+/** Largest client request body. Unit: bytes. 1.5 MiB like etcd's --max-request-bytes. */
+const CLIENT_BODY_BYTES_MAX = 1.5 * 1024 * 1024;
+/**
+ * Peer frames must hold the largest append: bytesPerMessageMax of entries (1 MiB) plus one
+ * oversized entry and framing. Unit: bytes.
+ */
+const PEER_FRAME_BYTES_MAX = 4 * 1024 * 1024;
+
+export interface RunningServer {
+  readonly id: NodeId;
+  readonly clientUrl: string;
+  readonly peerAddress: PeerAddress;
+  readonly core: ConsistentCore;
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: ServerConfig, logger: Logger): Promise<RunningServer> {
+  const problems = validateServerConfig(config);
+  if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
+  const clock = new SystemClock();
+  const random = new SystemRandom();
+  const metrics = new ServerMetrics();
+  const transport = await TcpTransport.listen<RaftMessage>({
+    localId: config.name,
+    listen: { host: config.peerAddress.host, port: config.peerAddress.port },
+    peers: new Map([...config.cluster].filter(([id]) => id !== config.name)),
+    validate: RAFT_MESSAGE_VALIDATOR,
+    random,
+    config: { clusterName: config.clusterName, frameBytesMax: PEER_FRAME_BYTES_MAX },
+    logger: logger.child({ component: 'peer-transport' }),
+  });
+  let watches: WatchHub | undefined;
+  const core = ConsistentCore.open({
+    id: config.name,
+    voters: [...config.cluster.keys()],
+    raft: raftTuning(config),
+    kv: KV_STORE_DEFAULTS,
+  }, {
+    clock, timer: clock, transport, random, logger: logger.child({ component: 'raft' }),
+    storage: new FileStorage(join(config.dataDir, 'wal')),
+    onApplied: () => watches?.notify(),
+    onRaftEvent: (event) => {
+      // An election starts at the pre-vote (or at the vote when pre-vote is off), once.
+      if (event.kind === 'role-changed' && (event.to === 'pre-candidate' ||
+        (event.to === 'candidate' && event.from !== 'pre-candidate'))) {
+        metrics.countElection(event.reason);
+      }
+    },
+    onWalSync: (ms) => metrics.walSync.observe(ms / 1000),
+    onFatal: () => process.exitCode = 1,
+  });
+  watches = new WatchHub(core);
+  const clientUrlOf = (id: NodeId): string | undefined => {
+    const address = config.clientAddresses.get(id);
+    return address === undefined ? undefined : `http://${formatPeerAddress(address)}`;
+  };
+  const http = createServer(createHttpApi({
+    core, watches, clientUrlOf, logger, bodyBytesMax: CLIENT_BODY_BYTES_MAX,
+    metrics: () => metrics.render(core.status(), { revision: core.store.revision, watchers: watches?.size ?? 0 }),
+    status: () => statusOf(core, config, clientUrlOf),
+  }));
+  await listen(http, config.clientAddress);
+  const clientUrl = `http://${formatPeerAddress(config.clientAddress)}`;
+  logger.info({ clientUrl, peer: formatPeerAddress(config.peerAddress) }, 'conclave server started');
+  return {
+    id: config.name, clientUrl, peerAddress: config.peerAddress, core,
+    stop: async () => {
+      watches?.closeAll();
+      core.stop();
+      transport.close();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeAllConnections();
+    },
+  };
+}
+
+function raftTuning(config: ServerConfig): RaftTuning {
+  return {
+    ...RAFT_DEFAULTS_LAN,
+    heartbeatIntervalMs: config.heartbeatMs,
+    electionTimeoutMsMin: config.electionTimeoutMs,
+    electionTimeoutMsMax: 2 * config.electionTimeoutMs,
+  };
+}
+
+function statusOf(core: ConsistentCore, config: ServerConfig, clientUrlOf: (id: NodeId) => string | undefined): unknown {
+  const status = core.status();
+  const progress = new Map(status.progress.map((p) => [p.id, p]));
+  return {
+    id: status.id, role: status.role, term: status.term, leaderId: status.leaderId ?? null,
+    commitIndex: status.commitIndex, appliedIndex: status.appliedIndex, lastIndex: status.lastIndex,
+    revision: core.store.revision,
+    members: [...config.cluster].map(([id, peer]) => ({
+      id, peerUrl: `tcp://${formatPeerAddress(peer)}`, clientUrl: clientUrlOf(id) ?? null,
+      ...(progress.has(id) ? { matchIndex: progress.get(id)!.matchIndex, replication: progress.get(id)!.state,
+        lastContactMsAgo: Math.max(0, Math.round(performance.now() - progress.get(id)!.lastContactMs)) } : {}),
+    })),
+  };
+}
+
+function listen(server: Server, address: PeerAddress): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => reject(new CoordError('CONCLAVE_UNAVAILABLE',
+      `cannot listen for clients on ${formatPeerAddress(address)}: ${error.code ?? error.message}`, { cause: error })));
+    server.listen(address.port, address.host, () => resolve());
+  });
+}
