@@ -25,6 +25,13 @@ export interface HttpApiOptions {
   readonly logger: Logger;
   /** Largest request body accepted. Unit: bytes. */
   readonly bodyBytesMax: number;
+  /**
+   * How long a write or linearizable read may wait for the log before the answer is 504
+   * CONCLAVE_TIMEOUT with outcome `unknown` (it may still apply: retry with the same clientId
+   * and sequence). Unit: ms. The server sets 2 × the longest election timeout: long enough to
+   * ride out one election, short enough that a deposed leader's clients hear back.
+   */
+  readonly requestTimeoutMs: number;
 }
 
 const HTTP_STATUS: Readonly<Partial<Record<CoordErrorCode, number>>> = {
@@ -74,10 +81,19 @@ async function route(o: HttpApiOptions, req: IncomingMessage, res: ServerRespons
 
 function write(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, command: KvWrite): void {
   if (redirectToLeader(o, req, res)) return;
+  const timeout = timeoutAnswer(o, res);
   o.core.write(command, (outcome: WriteOutcome) => {
+    clearTimeout(timeout);
     if (outcome.kind !== 'applied') return sendError(res, outcome.error, outcome.kind);
     sendApplyResult(res, outcome.result);
   });
+}
+
+function timeoutAnswer(o: HttpApiOptions, res: ServerResponse): NodeJS.Timeout {
+  return setTimeout(() => {
+    sendError(res, new CoordError('CONCLAVE_TIMEOUT', `not committed within ${o.requestTimeoutMs} ms ` +
+      '(the cluster may have lost its leader or quorum); it may still apply: retry with the same clientId and sequence'), 'unknown');
+  }, o.requestTimeoutMs);
 }
 
 function read(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
@@ -91,7 +107,9 @@ function read(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, body
   };
   const clientId = typeof body['clientId'] === 'string' ? body['clientId'] : `reader-${o.core.id}`;
   const sequence = typeof body['sequence'] === 'number' ? body['sequence'] : nextReaderSequence();
+  const timeout = timeoutAnswer(o, res);
   o.core.read(request, consistency, clientId, sequence, (outcome: ReadOutcome) => {
+    clearTimeout(timeout);
     if (outcome.kind === 'failed') return sendError(res, outcome.error, 'failed');
     sendApplyResult(res, outcome.result);
   });
@@ -170,11 +188,12 @@ function sendApplyResult(res: ServerResponse, result: KvApplyResult | KvRangeRes
 }
 
 function sendError(res: ServerResponse, error: CoordError, outcome: 'failed' | 'unknown', status?: number): void {
-  if (res.headersSent) return void res.end();
+  if (res.headersSent || res.writableEnded) return;
   sendJson(res, status ?? HTTP_STATUS[error.code] ?? 500, { error: { code: error.code, message: error.message, outcome } });
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent || res.writableEnded) return;
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);

@@ -82,6 +82,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   };
   const http = createServer(createHttpApi({
     core, watches, clientUrlOf, logger, bodyBytesMax: CLIENT_BODY_BYTES_MAX,
+    requestTimeoutMs: 4 * config.electionTimeoutMs,
     metrics: () => metrics.render(core.status(), { revision: core.store.revision, watchers: watches?.size ?? 0 }),
     status: () => statusOf(core, config, clientUrlOf),
   }));

@@ -1,0 +1,153 @@
+/**
+ * server: real processes — three `conclave server` processes on loopback (the built CLI), peer
+ * links through userspace fault proxies. Crash the leader with kill -9 under write load, crash
+ * everyone and restart, cut the leader off: acknowledged writes survive, the cluster recovers,
+ * the cut-off side acknowledges nothing. Histories are checked for linearizability.
+ * Method: real time, but every wait is a condition with a deadline.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { checkLinearizable, formatIllegalReport } from '../../src/sim/checkers/linearizability.js';
+import { HistoryRecorder } from '../../src/sim/checkers/history.js';
+import { kvModel, type KvInput, type KvOutput } from '../../src/sim/checkers/kv-model.js';
+import { call } from '../support/kv-http.js';
+import { BUILT, RealCluster, waitFor } from '../support/real-cluster.js';
+
+const clusters: RealCluster[] = [];
+after(async () => {
+  await Promise.all(clusters.map((c) => c.stop()));
+});
+
+async function startCluster(heartbeatMs: number, electionTimeoutMs: number): Promise<RealCluster> {
+  const cluster = await RealCluster.start({ nodes: 3, heartbeatMs, electionTimeoutMs });
+  clusters.push(cluster);
+  return cluster;
+}
+
+/** Closed-loop writers and readers on a few keys; every call goes into the history. */
+class Workload {
+  readonly history = new HistoryRecorder<KvInput, KvOutput>();
+  readonly acked: { key: string; value: string; atMs: number }[] = [];
+  private running = true;
+  private sequence = 0;
+  readonly loops: Promise<void>[] = [];
+
+  constructor(private readonly cluster: RealCluster, private readonly timeoutMs: number) {}
+
+  start(clients: number): void {
+    for (let c = 0; c < clients; c++) this.loops.push(this.loop(`client-${c}`, c));
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.loops);
+  }
+
+  private async loop(clientId: string, index: number): Promise<void> {
+    let target = index % this.cluster.members.length;
+    while (this.running) {
+      const endpoint = this.cluster.endpoints[target]!;
+      const key = `k${this.sequence % 3}`;
+      const sequence = ++this.sequence;
+      const value = `${clientId}-${sequence}`;
+      const input: KvInput = sequence % 3 === 0 ? { kind: 'get', key } : { kind: 'put', key, value };
+      const id = this.history.invoke(clientId, input, performance.now());
+      const outcome = input.kind === 'get'
+        ? await call(endpoint, '/v1/kv/range', { key, clientId: `${clientId}-r`, sequence }, this.timeoutMs)
+        : await call(endpoint, '/v1/kv/put', { key, value, clientId, sequence }, this.timeoutMs);
+      const now = performance.now();
+      if (outcome.kind === 'ok') {
+        const kvs = (outcome.body['kvs'] as { value: string }[] | undefined) ?? [];
+        this.history.complete(id, input.kind === 'get' ? { value: kvs[0]?.value } : {}, now);
+        if (input.kind === 'put') this.acked.push({ key, value, atMs: now });
+      } else if (outcome.kind === 'failed') {
+        this.history.fail(id, now);
+        target = (target + 1) % this.cluster.members.length;
+      } else {
+        this.history.unknown(id);
+        target = (target + 1) % this.cluster.members.length;
+      }
+    }
+  }
+
+  checkLinearizable(): void {
+    const result = checkLinearizable(kvModel, this.history.operations());
+    assert.notEqual(result.result, 'illegal', formatIllegalReport(result));
+  }
+}
+
+describe('server: real processes', { skip: BUILT ? false : 'dist/ not built (npm ci builds it)' }, () => {
+  test('kill -9 of the leader under writes: a write succeeds again within 3 election timeouts, none lost', async () => {
+    const electionTimeoutMs = 1000;
+    const cluster = await startCluster(100, electionTimeoutMs);
+    const leader = await cluster.waitForLeader(15_000);
+    const workload = new Workload(cluster, 2 * electionTimeoutMs);
+    workload.start(3);
+    await waitFor(async () => (workload.acked.length >= 30 ? true : undefined), 10_000, '30 acknowledged writes');
+    const killedAtMs = performance.now();
+    await cluster.kill9(leader);
+    const recovered = await waitFor(async () => workload.acked.find((w) => w.atMs > killedAtMs), 3 * electionTimeoutMs + 2000,
+      'a write acknowledged after the kill');
+    const failoverMs = recovered.atMs - killedAtMs;
+    await waitFor(async () => (workload.acked.filter((w) => w.atMs > killedAtMs).length >= 20 ? true : undefined), 10_000, 'more writes');
+    await workload.stop();
+    assert.ok(failoverMs < 3 * electionTimeoutMs, `failover took ${failoverMs.toFixed(0)} ms`);
+    // Every acknowledged write must be visible in a linearizable history with final reads.
+    const survivors = cluster.members.filter((m) => m.child !== undefined);
+    for (const key of ['k0', 'k1', 'k2']) {
+      const id = workload.history.invoke('final', { kind: 'get', key }, performance.now());
+      const outcome = await call(cluster.endpoint(survivors[0]!), '/v1/kv/range', { key }, 5000);
+      assert.equal(outcome.kind, 'ok');
+      const kvs = (outcome.kind === 'ok' ? outcome.body['kvs'] : []) as { value: string }[];
+      workload.history.complete(id, { value: kvs[0]?.value }, performance.now());
+    }
+    workload.checkLinearizable();
+  });
+
+  test('kill -9 of all three, then restart: every acknowledged write is there', async () => {
+    const cluster = await startCluster(50, 300);
+    await cluster.waitForLeader(15_000);
+    const acked: { key: string; value: string }[] = [];
+    for (let i = 0; i < 60; i++) {
+      const key = `w-${String(i).padStart(3, '0')}`;
+      const outcome = await call(cluster.endpoints[i % 3]!, '/v1/kv/put', { key, value: `v${i}`, clientId: 'writer', sequence: i + 1 }, 3000);
+      if (outcome.kind === 'ok') acked.push({ key, value: `v${i}` });
+    }
+    assert.ok(acked.length >= 50, `only ${acked.length} writes acknowledged`);
+    await Promise.all(cluster.members.map((m) => cluster.kill9(m)));
+    for (const member of cluster.members) cluster.launch(member);
+    await cluster.waitForLeader(15_000);
+    const outcome = await waitFor(async () => {
+      const r = await call(cluster.endpoints[0]!, '/v1/kv/range', { key: 'w-', prefix: true }, 3000);
+      return r.kind === 'ok' ? r : undefined;
+    }, 10_000, 'a linearizable range after the restart');
+    const found = new Map(((outcome.body['kvs'] as { key: string; value: string }[]) ?? []).map((kv) => [kv.key, kv.value]));
+    for (const write of acked) assert.equal(found.get(write.key), write.value, `acknowledged write ${write.key} lost`);
+  });
+
+  test('the leader cut off from both peers acknowledges nothing and answers no-quorum within two election timeouts', async () => {
+    const electionTimeoutMs = 300;
+    const cluster = await startCluster(50, electionTimeoutMs);
+    const leader = await cluster.waitForLeader(15_000);
+    const cutAtMs = performance.now();
+    cluster.isolate(leader);
+    const isolatedEndpoint = cluster.endpoint(leader);
+    let sequence = 0;
+    let noQuorumAtMs: number | undefined;
+    while (performance.now() - cutAtMs < 4 * electionTimeoutMs) {
+      sequence++;
+      const outcome = await call(isolatedEndpoint, '/v1/kv/put', { key: 'x', value: `cut-${sequence}`, clientId: 'isolated', sequence }, 2 * electionTimeoutMs);
+      assert.notEqual(outcome.kind, 'ok', 'the isolated leader acknowledged a write');
+      if (outcome.kind === 'failed' && (outcome.code === 'CONCLAVE_NO_QUORUM' || outcome.code === 'CONCLAVE_NOT_LEADER')) {
+        noQuorumAtMs ??= performance.now();
+      }
+    }
+    assert.ok(noQuorumAtMs !== undefined && noQuorumAtMs - cutAtMs <= 2 * 2 * electionTimeoutMs,
+      `no-quorum answer after ${noQuorumAtMs === undefined ? 'never' : (noQuorumAtMs - cutAtMs).toFixed(0)} ms`);
+    // The majority side elects a new leader and commits.
+    const others = cluster.members.filter((m) => m !== leader);
+    await cluster.waitForLeader(10_000, others);
+    const outcome = await call(cluster.endpoint(others[0]!), '/v1/kv/put', { key: 'x', value: 'majority', clientId: 'majority', sequence: 1 }, 3000);
+    assert.equal(outcome.kind, 'ok');
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * Real-process clusters for tests: N `conclave server` processes (the built bin, as users run
+ * it) on loopback, each peer link through a FaultProxy so a test can cut links. Everything waits
+ * on conditions with deadlines; `stop()` kills every process it started.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FaultProxy } from './fault-proxy.js';
+
+export const BIN = fileURLToPath(new URL('../../bin/conclave.js', import.meta.url));
+export const BUILT = existsSync(fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url)));
+
+export interface MemberStatus {
+  id: string;
+  role: string;
+  term: number;
+  leaderId: string | null;
+  commitIndex: number;
+}
+
+export interface RealMember {
+  readonly name: string;
+  readonly clientPort: number;
+  readonly peerPort: number;
+  child: ChildProcess | undefined;
+  stderr: string;
+}
+
+export interface RealClusterOptions {
+  readonly nodes: number;
+  readonly heartbeatMs: number;
+  readonly electionTimeoutMs: number;
+}
+
+export class RealCluster {
+  readonly members: RealMember[] = [];
+  /** proxies.get(`${from}>${to}`): the link from → to. */
+  readonly proxies = new Map<string, FaultProxy>();
+  readonly dataDir = mkdtempSync(join(tmpdir(), 'conclave-cluster-'));
+
+  private constructor(readonly options: RealClusterOptions) {}
+
+  static async start(options: RealClusterOptions): Promise<RealCluster> {
+    const cluster = new RealCluster(options);
+    for (let i = 0; i < options.nodes; i++) {
+      cluster.members.push({ name: `n${i + 1}`, clientPort: await freePort(), peerPort: await freePort(), child: undefined, stderr: '' });
+    }
+    for (const from of cluster.members) {
+      for (const to of cluster.members) {
+        if (from !== to) cluster.proxies.set(`${from.name}>${to.name}`, await FaultProxy.start(to.peerPort));
+      }
+    }
+    for (const member of cluster.members) cluster.launch(member);
+    return cluster;
+  }
+
+  endpoint(member: RealMember): string {
+    return `127.0.0.1:${member.clientPort}`;
+  }
+
+  get endpoints(): string[] {
+    return this.members.map((m) => this.endpoint(m));
+  }
+
+  /** Starts (or restarts) a member's process on its data directory. */
+  launch(member: RealMember): void {
+    // Each member reaches each peer through its own proxy, so links can be cut one by one.
+    const cluster = this.members.map((m) => `${m.name}=127.0.0.1:${m === member ? m.peerPort : this.proxies.get(`${member.name}>${m.name}`)!.port}`).join(',');
+    const clientUrls = this.members.map((m) => `${m.name}=127.0.0.1:${m.clientPort}`).join(',');
+    const child = spawn(process.execPath, [BIN, 'server', '--name', member.name, '--data-dir', join(this.dataDir, member.name),
+      '--peer-addr', `127.0.0.1:${member.peerPort}`, '--client-addr', `127.0.0.1:${member.clientPort}`,
+      '--cluster', cluster, '--client-urls', clientUrls, '--heartbeat-ms', String(this.options.heartbeatMs),
+      '--election-timeout-ms', String(this.options.electionTimeoutMs), '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    member.stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      member.stderr = (member.stderr + chunk.toString()).slice(-4000);
+    });
+    member.child = child;
+  }
+
+  kill9(member: RealMember): Promise<void> {
+    const child = member.child;
+    member.child = undefined;
+    if (child === undefined || child.exitCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  }
+
+  /** Cuts every link to and from `member`, both directions. */
+  isolate(member: RealMember): void {
+    for (const [key, proxy] of this.proxies) {
+      const [from, to] = key.split('>');
+      if (from === member.name || to === member.name) proxy.block();
+    }
+  }
+
+  async status(member: RealMember): Promise<MemberStatus | undefined> {
+    try {
+      const response = await fetch(`http://${this.endpoint(member)}/v1/status`, { signal: AbortSignal.timeout(500) });
+      return (await response.json()) as MemberStatus;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Waits until exactly one running member is leader and the running majority follows it. */
+  async waitForLeader(deadlineMs: number, among: RealMember[] = this.members.filter((m) => m.child !== undefined)): Promise<RealMember> {
+    return waitFor(async () => {
+      const statuses = await Promise.all(among.map((m) => this.status(m)));
+      const leaders = among.filter((_, i) => statuses[i]?.role === 'leader');
+      const agree = statuses.filter((s) => s?.leaderId === leaders[0]?.name).length;
+      return leaders.length === 1 && agree > this.members.length / 2 ? leaders[0] : undefined;
+    }, deadlineMs, 'a leader followed by a majority');
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.members.map((m) => this.kill9(m)));
+    await Promise.all([...this.proxies.values()].map((p) => p.close()));
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Polls `probe` until it returns a value, or fails after `deadlineMs` naming what it waited for. */
+export async function waitFor<T>(probe: () => Promise<T | undefined>, deadlineMs: number, what: string): Promise<T> {
+  const end = performance.now() + deadlineMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (performance.now() > end) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
