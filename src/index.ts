@@ -18,3 +18,7 @@ export { formatConfigProblems } from './core/config.js';
 export { CoordError, ConfigInvalidError, UsageError } from './errors.js';
 export type { CoordErrorCode } from './errors.js';
 export { SystemClock } from './adapters/system-clock.js';
+export { startNode } from './server/start-node.js';
+export type { EmbeddedNode, StartNodeOptions } from './server/start-node.js';
+export type { StateMachine, ProposalOutcome } from './runtime/raft/raft-runtime.js';
+export type { Entry } from './core/raft/types.js';

@@ -6,6 +6,7 @@
  * Method: real time, but every wait is a condition with a deadline.
  */
 import assert from 'node:assert/strict';
+import * as net from 'node:net';
 import { after, describe, test } from 'node:test';
 import { checkLinearizable, formatIllegalReport } from '../../src/sim/checkers/linearizability.js';
 import { HistoryRecorder } from '../../src/sim/checkers/history.js';
@@ -150,4 +151,37 @@ describe('server: real processes', { skip: BUILT ? false : 'dist/ not built (npm
     const outcome = await call(cluster.endpoint(others[0]!), '/v1/kv/put', { key: 'x', value: 'majority', clientId: 'majority', sequence: 1 }, 3000);
     assert.equal(outcome.kind, 'ok');
   });
+
+  test('garbage, an oversized length prefix and an HTTP request on a peer port: refused, and the member keeps serving', async () => {
+    const cluster = await startCluster(50, 300);
+    await cluster.waitForLeader(15_000);
+    const target = cluster.members[0]!;
+    const replies: string[] = [];
+    for (const bytes of [
+      Buffer.from('\x00\x01garbage-garbage-garbage\xff\xfe'),
+      Buffer.from([0xff, 0xff, 0xff, 0xff, 1, 2, 3]),
+      Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'),
+    ]) {
+      replies.push(await sendRaw(target.peerPort, bytes));
+    }
+    assert.match(replies[2]!, /400/);
+    assert.match(replies[2]!, /peer port/i);
+    const status = await cluster.status(target);
+    assert.ok(status !== undefined, 'the member stopped answering');
+    const outcome = await call(cluster.endpoint(target), '/v1/kv/put', { key: 'after', value: 'ok', clientId: 'bad-input', sequence: 1 }, 3000);
+    assert.equal(outcome.kind, 'ok');
+  });
 });
+
+/** Writes raw bytes to a port and collects what comes back until the server closes (or 2 s). */
+function sendRaw(port: number, bytes: Buffer): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
+    let reply = '';
+    socket.on('data', (chunk) => (reply += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    const finish = (): void => resolve(reply);
+    socket.on('close', finish);
+    socket.setTimeout(2000, () => socket.destroy());
+  });
+}
