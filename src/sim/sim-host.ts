@@ -127,6 +127,14 @@ export class SimHost<M, P extends SimProcess> {
     });
   }
 
+  /** SIGCONT now, before a pause's own end: queued work runs at once, in order. */
+  resume(): void {
+    if (this.pausedUntilMs === undefined) return;
+    this.pausedUntilMs = undefined;
+    const queued = this.deferred.splice(0);
+    for (const work of queued) work();
+  }
+
   /**
    * Runs `work` on the process's event loop as an outside input (a client request arriving):
    * dropped while the process is crashed, queued while it is paused.

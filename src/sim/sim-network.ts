@@ -191,8 +191,9 @@ export class SimNetwork<M> {
     }
     const incarnation = target.incarnation;
     this.scheduler.schedule(delayMs, () => {
-      // A restarted receiver never sees stream messages meant for its previous life.
-      if (!target.up || (stream && target.incarnation !== incarnation)) {
+      // A restarted receiver never sees stream messages meant for its previous life, and a link
+      // cut while a message is on the wire loses it.
+      if (!target.up || (stream && target.incarnation !== incarnation) || this.isBlocked(from, to)) {
         this.stats.dropped++;
         return;
       }
