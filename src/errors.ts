@@ -22,10 +22,21 @@ export type CoordErrorCode =
   | 'CONCLAVE_WAL_CORRUPT'
   | 'CONCLAVE_STORAGE_IO';
 
+/**
+ * Whether the operation behind an error may have taken effect: `failed` means definitely not
+ * (safe to retry or give up), `unknown` means maybe (a write may have been applied: retry it
+ * with the same idempotency key, or read to find out).
+ */
+export type CoordOutcome = 'failed' | 'unknown';
+
 export class CoordError extends Error {
   override name = 'CoordError';
-  constructor(readonly code: CoordErrorCode, message: string, options?: { cause?: unknown }) {
+  /** Default: 'failed' (errors that are not about a possibly-applied operation). */
+  readonly outcome: CoordOutcome;
+  constructor(readonly code: CoordErrorCode, message: string,
+    options?: { cause?: unknown; outcome?: CoordOutcome }) {
     super(message, options);
+    this.outcome = options?.outcome ?? 'failed';
   }
 }
 

@@ -16,7 +16,8 @@ export type { NodeId, Term, LogIndex, FencingToken, Generation, Incarnation } fr
 export type { ConfigProblem } from './core/config.js';
 export { formatConfigProblems } from './core/config.js';
 export { CoordError, ConfigInvalidError, UsageError } from './errors.js';
-export type { CoordErrorCode } from './errors.js';
+export type { CoordErrorCode, CoordOutcome } from './errors.js';
+export * from './client/index.js';
 export { SystemClock } from './adapters/system-clock.js';
 export { startNode } from './server/start-node.js';
 export type { EmbeddedNode, StartNodeOptions } from './server/start-node.js';

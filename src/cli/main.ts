@@ -5,8 +5,11 @@
  */
 import { Command, CommanderError } from 'commander';
 import { devCommand } from './commands/dev.js';
+import { kvCommand } from './commands/kv.js';
 import { serverCommand } from './commands/server.js';
 import { simCommand } from './commands/sim.js';
+import { statusCommand } from './commands/status.js';
+import { watchCommand } from './commands/watch.js';
 import { CoordError } from '../errors.js';
 import type { CliIo } from './io.js';
 
@@ -23,7 +26,8 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
       writeErr: (s) => io.err(s.replace(/\n$/, '')),
     })
     .exitOverride();
-  for (const command of [simCommand(io), serverCommand(io), devCommand(io)]) {
+  for (const command of [simCommand(io), serverCommand(io), devCommand(io), statusCommand(io),
+    kvCommand(io), watchCommand(io)]) {
     // addCommand() does not pass the output and exit settings down; copy them explicitly.
     command.copyInheritedSettings(program);
     program.addCommand(command);

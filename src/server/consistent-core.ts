@@ -128,7 +128,7 @@ export class ConsistentCore {
         case 'failed':
           return done({ kind: 'failed', error: notLeaderOr(outcome.reason, outcome.leaderHint) });
         case 'unknown':
-          return done({ kind: 'unknown', error: new CoordError('CONCLAVE_TIMEOUT', outcome.reason) });
+          return done({ kind: 'unknown', error: new CoordError('CONCLAVE_TIMEOUT', outcome.reason, { outcome: 'unknown' }) });
       }
     });
   }

@@ -7,6 +7,7 @@
  * outcome } }` where `outcome` says whether the request may have been applied: `failed`
  * (definitely not) or `unknown` (maybe: retry with the same clientId and sequence).
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NodeId } from '../core/ids.js';
 import type { KvApplyResult, KvErrorResult, KvRangeRequest, KvRangeResult } from '../core/kv/index.js';
@@ -48,8 +49,11 @@ const HTTP_STATUS: Readonly<Partial<Record<CoordErrorCode, number>>> = {
 };
 
 export function createHttpApi(options: HttpApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  // Reads without a client id get this process's own: fresh per start, since the store remembers
+  // a client's last sequence and a restarted counter would look like stale retries.
+  const reader = { clientId: `reader-${options.core.id}-${randomUUID()}`, sequence: 0 };
   return (req, res) => {
-    route(options, req, res).catch((error: unknown) => {
+    route(options, reader, req, res).catch((error: unknown) => {
       const coord = error instanceof CoordError ? error
         : new CoordError('CONCLAVE_PROTOCOL', error instanceof Error ? error.message : String(error));
       sendError(res, coord, 'failed');
@@ -57,7 +61,12 @@ export function createHttpApi(options: HttpApiOptions): (req: IncomingMessage, r
   };
 }
 
-async function route(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+interface ReaderIdentity {
+  readonly clientId: string;
+  sequence: number;
+}
+
+async function route(o: HttpApiOptions, reader: ReaderIdentity, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const path = url.pathname;
   if (req.method === 'GET' && path === '/metrics') return sendText(res, 200, o.metrics());
@@ -73,7 +82,7 @@ async function route(o: HttpApiOptions, req: IncomingMessage, res: ServerRespons
     case '/v1/kv/txn':
       return write(o, req, res, toWrite(path, body));
     case '/v1/kv/range':
-      return read(o, req, res, body);
+      return read(o, reader, req, res, body);
     default:
       return sendError(res, new CoordError('CONCLAVE_USAGE', `no route POST ${path}; see docs/api.md`), 'failed', 404);
   }
@@ -96,7 +105,8 @@ function timeoutAnswer(o: HttpApiOptions, res: ServerResponse): NodeJS.Timeout {
   }, o.requestTimeoutMs);
 }
 
-function read(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
+function read(o: HttpApiOptions, reader: ReaderIdentity, req: IncomingMessage, res: ServerResponse,
+  body: Record<string, unknown>): void {
   const consistency = body['consistency'] === 'serializable' ? 'serializable' : 'linearizable';
   if (consistency === 'linearizable' && redirectToLeader(o, req, res)) return;
   const request: KvRangeRequest = {
@@ -105,21 +115,15 @@ function read(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, body
     ...(typeof body['limit'] === 'number' ? { limit: body['limit'] } : {}),
     ...(typeof body['revision'] === 'number' ? { revision: body['revision'] } : {}),
   };
-  const clientId = typeof body['clientId'] === 'string' ? body['clientId'] : `reader-${o.core.id}`;
-  const sequence = typeof body['sequence'] === 'number' ? body['sequence'] : nextReaderSequence();
+  const own = typeof body['clientId'] !== 'string';
+  const clientId = own ? reader.clientId : body['clientId'] as string;
+  const sequence = own || typeof body['sequence'] !== 'number' ? ++reader.sequence : body['sequence'];
   const timeout = timeoutAnswer(o, res);
   o.core.read(request, consistency, clientId, sequence, (outcome: ReadOutcome) => {
     clearTimeout(timeout);
     if (outcome.kind === 'failed') return sendError(res, outcome.error, 'failed');
     sendApplyResult(res, outcome.result);
   });
-}
-
-/** Sequence numbers for reads without a client id: the barrier they propose must be unique. */
-let readerSequence = 0;
-function nextReaderSequence(): number {
-  readerSequence += 1;
-  return readerSequence;
 }
 
 function watch(o: HttpApiOptions, url: URL, req: IncomingMessage, res: ServerResponse): void {

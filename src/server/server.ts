@@ -32,6 +32,9 @@ const CLIENT_BODY_BYTES_MAX = 1.5 * 1024 * 1024;
  */
 const PEER_FRAME_BYTES_MAX = 4 * 1024 * 1024;
 
+/** How often quiet watch streams hear the current revision. Unit: ms. */
+const WATCH_PROGRESS_INTERVAL_MS = 10_000;
+
 export interface RunningServer {
   readonly id: NodeId;
   readonly clientUrl: string;
@@ -76,6 +79,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     onFatal: () => process.exitCode = 1,
   });
   watches = new WatchHub(core);
+  // Quiet watch streams get a progress line every 10 s, so clients can tell silence from a dead link.
+  const progressTimer = setInterval(() => watches?.progressAll(), WATCH_PROGRESS_INTERVAL_MS);
+  progressTimer.unref();
   const clientUrlOf = (id: NodeId): string | undefined => {
     const address = config.clientAddresses.get(id);
     return address === undefined ? undefined : `http://${formatPeerAddress(address)}`;
@@ -92,6 +98,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   return {
     id: config.name, clientUrl, peerAddress: config.peerAddress, core,
     stop: async () => {
+      clearInterval(progressTimer);
       watches?.closeAll();
       core.stop();
       transport.close();

@@ -53,6 +53,13 @@ export class WatchHub {
     for (const watcher of this.watchers) this.pull(watcher);
   }
 
+  /** Tells every watcher the store's revision: proof of life on quiet streams (etcd's progress notify). */
+  progressAll(): void {
+    for (const watcher of this.watchers) {
+      if (!watcher.paused) watcher.sink.write({ kind: 'progress', revision: this.core.store.revision });
+    }
+  }
+
   closeAll(): void {
     for (const watcher of this.watchers) watcher.sink.close();
     this.watchers.clear();

@@ -1,0 +1,128 @@
+/**
+ * The client's configuration: where the cluster answers, how long one attempt may take, how
+ * long a call keeps retrying, and how many writes it keeps in flight.
+ */
+import type { ConfigProblem } from '../core/config.js';
+import { parseEndpoint } from './endpoints.js';
+
+export interface ClientConfig {
+  /**
+   * Where members answer clients: `host:port` or `http://host:port`, at least one. List every
+   * member: the client finds the leader itself (following redirects) and moves to another
+   * endpoint when one fails, so a list of all members survives any minority being down.
+   */
+  readonly endpoints: readonly string[];
+  /**
+   * Longest wait for one HTTP attempt (connect, send, answer). Unit: ms. Default: 5000.
+   * Why: far above a commit on a healthy cluster (a round trip plus an fsync: milliseconds)
+   * yet short enough to move on from a member that hangs. An attempt that times out after
+   * sending has an unknown outcome; a write is then retried with the same idempotency key.
+   */
+  readonly requestTimeoutMs: number;
+  /**
+   * How long one call keeps retrying (on another endpoint, after a back-off) before it rejects:
+   * no attempt starts after it, so a call settles within retryDeadlineMs + requestTimeoutMs.
+   * Unit: ms. Default: 15 000. Why: covers a leader failover (an election timeout of about a
+   * second plus a few rounds of pre-vote and vote) several times over. Must stay far below the
+   * server's `clientIdleMsMax` (1 hour), or a late retry could find its record forgotten.
+   */
+  readonly retryDeadlineMs: number;
+  /**
+   * Back-off before the first retry round; it doubles each round through the endpoints up to
+   * `backoffMsMax`, and each pause is drawn uniformly below it ("full jitter", so clients that
+   * failed together do not retry together). Unit: ms. Default: 25.
+   */
+  readonly backoffMsMin: number;
+  /**
+   * Longest back-off between two attempts. Unit: ms. Default: 1000. Why: about an election
+   * timeout: waiting longer only delays noticing the new leader.
+   */
+  readonly backoffMsMax: number;
+  /**
+   * Writes (and linearizable reads, which pass a barrier through the log) in flight at once.
+   * Each uses its own sub-client id `${clientId}.${lane}` because the server's idempotent
+   * receiver allows one request in flight per client id; more wait in a queue. Unit: requests.
+   * Default: 16. Trade-off: every lane the client uses costs one record on the server (kept
+   * for an hour, at most `clientsMax` = 10 000 records in all).
+   */
+  readonly writesInflightMax: number;
+  /**
+   * Redirects followed within one attempt (a follower answers 307 to the leader). Unit: hops.
+   * Default: 3. Why: one hop finds the leader; more mean members disagree during an election,
+   * better handled by a pause and a retry.
+   */
+  readonly redirectsMax: number;
+  /**
+   * A watch stream silent for this long is presumed dead (a network partition leaves no FIN)
+   * and is reopened, resuming where it stopped. Unit: ms. Default: 60 000. 0 turns it off.
+   * Trade-off: shorter finds a silent partition sooner, but costs a reconnection per quiet
+   * period unless the server sends progress messages more often than this.
+   */
+  readonly watchIdleMsMax: number;
+  /**
+   * This client's session id (sub-client ids are derived from it). Default: `c-` and a random
+   * UUID. Set it only to make logs readable: two live clients must never share one.
+   * 1 to 100 printable ASCII characters (the server allows 128 bytes; lanes add a suffix).
+   */
+  readonly clientId?: string;
+}
+
+/** Everything but the endpoints has a default. */
+export type ConnectOptions = Pick<ClientConfig, 'endpoints'> &
+  Partial<Omit<ClientConfig, 'endpoints'>>;
+
+export const CLIENT_DEFAULTS = Object.freeze({
+  requestTimeoutMs: 5000,
+  retryDeadlineMs: 15_000,
+  backoffMsMin: 25,
+  backoffMsMax: 1000,
+  writesInflightMax: 16,
+  redirectsMax: 3,
+  watchIdleMsMax: 60_000,
+}) satisfies Omit<ClientConfig, 'endpoints' | 'clientId'>;
+
+/** Longest `clientId`: the server's 128-byte limit minus room for the lane suffix. */
+export const CLIENT_ID_LENGTH_MAX = 100;
+
+/** Every rule `config` breaks; empty when it is valid. */
+export function validateClientConfig(config: ClientConfig): readonly ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (!Array.isArray(config.endpoints) || config.endpoints.length === 0) {
+    problems.push({ field: 'endpoints', value: config.endpoints,
+      rule: 'must list at least one endpoint (host:port or http://host:port)' });
+  } else {
+    for (const [i, text] of config.endpoints.entries()) {
+      const parsed = parseEndpoint(text);
+      if ('problem' in parsed) {
+        problems.push({ field: `endpoints[${i}]`, value: text, rule: parsed.problem });
+      }
+    }
+  }
+  const positive: readonly (keyof typeof CLIENT_DEFAULTS)[] = [
+    'requestTimeoutMs', 'retryDeadlineMs', 'backoffMsMin', 'backoffMsMax', 'writesInflightMax',
+  ];
+  for (const field of positive) {
+    const value = config[field];
+    if (!Number.isSafeInteger(value) || value < 1) {
+      problems.push({ field, value, rule: 'must be an integer >= 1' });
+    }
+  }
+  for (const field of ['redirectsMax', 'watchIdleMsMax'] as const) {
+    const value = config[field];
+    if (!Number.isSafeInteger(value) || value < 0) {
+      problems.push({ field, value, rule: 'must be an integer >= 0' });
+    }
+  }
+  if (config.backoffMsMax < config.backoffMsMin) {
+    problems.push({ field: 'backoffMsMin,backoffMsMax',
+      value: { backoffMsMin: config.backoffMsMin, backoffMsMax: config.backoffMsMax },
+      rule: 'backoffMsMax must be at least backoffMsMin' });
+  }
+  const id = config.clientId;
+  if (id !== undefined && (typeof id !== 'string' || !/^[\x21-\x7e]+$/.test(id)
+    || id.length > CLIENT_ID_LENGTH_MAX)) {
+    problems.push({ field: 'clientId', value: id,
+      rule: `must be 1 to ${CLIENT_ID_LENGTH_MAX} printable ASCII characters, no spaces` });
+  }
+  return problems;
+}

@@ -1,0 +1,52 @@
+/**
+ * @packageDocumentation
+ * The TypeScript client of Conclave's consistent core: `connect({ endpoints })` returns a
+ * client with `kv` (put, get, range, delete, txn, cas), `watch()`, `status()` and `close()`,
+ * speaking the HTTP/JSON protocol of src/server/http-api.ts (docs/client.md has the details).
+ *
+ * Invariants the client keeps:
+ * - It finds the leader by itself: it follows a follower's 307 to the leader, remembers the
+ *   endpoint that served the last leader-only request, and on NOT_LEADER, NO_QUORUM or a dead
+ *   endpoint moves to the next one with a jittered back-off until `retryDeadlineMs`.
+ * - Every write carries an idempotency key (sub-client id and sequence, one request in flight
+ *   per sub-client id); every retry of a write repeats it, so the server applies it at most
+ *   once. Reads are retried freely.
+ * - Every rejection is a `CoordError` with a stable `code` and an `outcome`: `failed` (the
+ *   operation certainly did not take effect) or `unknown` (it may have: an attempt timed out
+ *   or lost its connection after sending, and no later attempt settled it).
+ * - A watch delivers each matching event exactly once, in revision order, across reconnects
+ *   to any member; when the history no longer reaches back far enough it fails with
+ *   CONCLAVE_KV_COMPACTED instead of skipping.
+ *
+ * @example
+ * ```ts
+ * import { connect } from 'conclave';
+ *
+ * const client = connect({ endpoints: ['127.0.0.1:2379', '127.0.0.1:2381', '127.0.0.1:2383'] });
+ * const { revision } = await client.kv.put('config/mode', 'blue');
+ * const { kv } = await client.kv.get('config/mode');          // kv?.value === 'blue'
+ * const swapped = await client.kv.cas('config/mode', 'blue', 'green');
+ * for await (const event of client.watch({ prefix: 'config/' }, { fromRevision: revision })) {
+ *   console.log(event.type, event.kv.key, event.kv.value);
+ * }
+ * client.close();
+ * ```
+ */
+export { connect, ConclaveClient, type ClientComponents } from './client.js';
+export {
+  CLIENT_DEFAULTS, CLIENT_ID_LENGTH_MAX, validateClientConfig, type ClientConfig,
+  type ConnectOptions,
+} from './config.js';
+export { parseEndpoint, parseEndpointList } from './endpoints.js';
+export {
+  KvClient, type CasResult, type DeleteOptions, type GetOptions, type GetResult, type PutOptions,
+  type RangeOptions, type ReadConsistency, type TxnRequest,
+} from './kv.js';
+export type { ClusterStatus, EndpointStatus, MemberStatus } from './status.js';
+export {
+  Watch, WatchCompactedError, type WatchOptions, type WatchSelector,
+} from './watch.js';
+export type {
+  KeyValue, KvCompare, KvDeleteResult, KvEvent, KvPutResult, KvRangeResult, KvTxnOp,
+  KvTxnResult,
+} from '../core/kv/types.js';

@@ -1,0 +1,151 @@
+/**
+ * The key-value API: etcd v3 semantics (revisions, prefix ranges, transactions with compares)
+ * over the client protocol. Writes go to the leader with an idempotency key per request;
+ * linearizable reads pass a barrier through the log on the leader; serializable reads are
+ * answered by whichever member is reached (possibly stale, still available without a leader).
+ */
+import type {
+  KeyValue, KvCompare, KvDeleteResult, KvPutResult, KvRangeResult, KvTxnOp, KvTxnResult,
+} from '../core/kv/types.js';
+import { CoordError } from '../errors.js';
+import type { Caller } from './caller.js';
+import type { WriteLanes } from './lanes.js';
+
+/** How fresh a read must be. */
+export type ReadConsistency = 'linearizable' | 'serializable';
+
+export interface GetOptions {
+  /**
+   * `linearizable` reflects every write acknowledged before the read began (served by the
+   * leader). `serializable` is one member's state, maybe stale, but needs no leader.
+   * Default: 'linearizable'.
+   */
+  readonly consistency?: ReadConsistency;
+  /** Read as of this revision (while the history holds it). Default: the current one. */
+  readonly revision?: number;
+}
+
+export interface RangeOptions extends GetOptions {
+  /** At most this many key-values (the result's `more` says there were more). Default: all. */
+  readonly limit?: number;
+}
+
+export interface PutOptions {
+  /** Return the key's previous state as `prevKv`. Default: false. */
+  readonly prevKv?: boolean;
+}
+
+export interface DeleteOptions {
+  /** Delete every key starting with `key`. Default: false. */
+  readonly prefix?: boolean;
+  /** Return the deleted key-values as `prevKvs`. Default: false. */
+  readonly prevKv?: boolean;
+}
+
+export interface TxnRequest {
+  /** Every compare must hold for `success` to run; otherwise `failure` runs. */
+  readonly compare: readonly KvCompare[];
+  readonly success: readonly KvTxnOp[];
+  readonly failure?: readonly KvTxnOp[];
+}
+
+export interface GetResult {
+  /** The store's revision when it answered. */
+  readonly revision: number;
+  /** The key's state; absent when the key does not exist. */
+  readonly kv?: KeyValue;
+}
+
+export interface CasResult {
+  /** True when the key held the expected value and now holds the new one. */
+  readonly succeeded: boolean;
+  readonly revision: number;
+  /** After a failure: the key's state that did not match (absent when the key is absent). */
+  readonly current?: KeyValue;
+}
+
+export class KvClient {
+  constructor(private readonly caller: Caller, private readonly lanes: WriteLanes) {}
+
+  /** Sets `key` to `value`. */
+  put(key: string, value: string, options: PutOptions = {}): Promise<KvPutResult> {
+    const prevKv = options.prevKv === true ? { prevKv: true } : {};
+    return this.write('/v1/kv/put', { key, value, ...prevKv }, 'put') as Promise<KvPutResult>;
+  }
+
+  /** Deletes `key` (or every key under it with `prefix`). */
+  delete(key: string, options: DeleteOptions = {}): Promise<KvDeleteResult> {
+    const body = { key, ...(options.prefix === true ? { prefix: true } : {}),
+      ...(options.prevKv === true ? { prevKv: true } : {}) };
+    return this.write('/v1/kv/delete', body, 'delete') as Promise<KvDeleteResult>;
+  }
+
+  /** Runs `success` if every compare holds, else `failure`, atomically at one revision. */
+  txn(request: TxnRequest): Promise<KvTxnResult> {
+    const body = { compare: request.compare, success: request.success,
+      failure: request.failure ?? [] };
+    return this.write('/v1/kv/txn', body, 'txn') as Promise<KvTxnResult>;
+  }
+
+  /**
+   * Compare-and-swap: sets `key` to `value` only if it now holds `expected` (`undefined`:
+   * only if it is absent). On failure, `current` is what the key held instead.
+   */
+  async cas(key: string, expected: string | undefined, value: string): Promise<CasResult> {
+    const compare: KvCompare = expected === undefined
+      ? { key, target: 'version', result: 'equal', version: 0 }
+      : { key, target: 'value', result: 'equal', value: expected };
+    const result = await this.txn({ compare: [compare],
+      success: [{ kind: 'put', key, value }], failure: [{ kind: 'range', key }] });
+    if (result.succeeded) return { succeeded: true, revision: result.revision };
+    const read = result.responses[0];
+    const current = read?.kind === 'range' ? read.kvs[0] : undefined;
+    return { succeeded: false, revision: result.revision, ...(current ? { current } : {}) };
+  }
+
+  /** The key's state (`kv` absent when the key does not exist) and the store's revision. */
+  async get(key: string, options: GetOptions = {}): Promise<GetResult> {
+    const result = await this.read({ key }, options);
+    const kv = result.kvs[0];
+    return { revision: result.revision, ...(kv === undefined ? {} : { kv }) };
+  }
+
+  /** The keys starting with `prefix` (the empty prefix: every key), in key order. */
+  range(prefix: string, options: RangeOptions = {}): Promise<KvRangeResult> {
+    return this.read({ key: prefix, prefix: true,
+      ...(options.limit === undefined ? {} : { limit: options.limit }) }, options);
+  }
+
+  private async read(selector: Record<string, unknown>, options: GetOptions):
+    Promise<KvRangeResult> {
+    const consistency = options.consistency ?? 'linearizable';
+    const base = { ...selector, consistency,
+      ...(options.revision === undefined ? {} : { revision: options.revision }) };
+    const body = consistency === 'serializable'
+      ? await this.caller.call({ method: 'POST', path: '/v1/kv/range', body: base },
+        { leaderOnly: false })
+      // The leader passes a barrier through the log, stamped like a write: it needs a lane.
+      : await this.lanes.with((ticket) => this.caller.call(
+        { method: 'POST', path: '/v1/kv/range', body: { ...base, ...ticket } },
+        { leaderOnly: true }));
+    return expectKind(body, 'range') as KvRangeResult;
+  }
+
+  private async write(path: string, body: Record<string, unknown>, kind: string):
+    Promise<unknown> {
+    const answer = await this.lanes.with((ticket) => this.caller.call(
+      { method: 'POST', path, body: { ...body, ...ticket } }, { leaderOnly: true }));
+    return expectKind(answer, kind);
+  }
+}
+
+/** Checks the answer's shape; a mismatch after a write means we cannot tell what happened. */
+function expectKind(body: unknown, kind: string): unknown {
+  const actual = (body as { kind?: unknown } | undefined)?.kind;
+  if (actual !== kind || typeof (body as { revision?: unknown }).revision !== 'number') {
+    throw new CoordError('CONCLAVE_PROTOCOL',
+      `expected a '${kind}' result with a revision, got ${JSON.stringify(body).slice(0, 200)}`,
+      { outcome: kind === 'range' ? 'failed' : 'unknown' });
+  }
+  return body;
+}
