@@ -23,3 +23,8 @@ export { startNode } from './server/start-node.js';
 export type { EmbeddedNode, StartNodeOptions } from './server/start-node.js';
 export type { StateMachine, ProposalOutcome } from './runtime/raft/raft-runtime.js';
 export type { Entry } from './core/raft/types.js';
+export { joinCluster, Membership } from './membership/index.js';
+export type {
+  JoinClusterOptions, LeaveOptions, MembershipEventMap, MembershipEventOf, MembershipStatus, SwimProfile,
+  MembershipEvent, LeaderChangeReason, SplitBrainStrategy, SwimLeader, SwimMemberInfo, SwimConfig,
+} from './membership/index.js';

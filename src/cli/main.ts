@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { devCommand } from './commands/dev.js';
 import { kvCommand } from './commands/kv.js';
+import { memberCommand } from './commands/member.js';
 import { serverCommand } from './commands/server.js';
 import { simCommand } from './commands/sim.js';
 import { statusCommand } from './commands/status.js';
@@ -27,7 +28,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     })
     .exitOverride();
   for (const command of [simCommand(io), serverCommand(io), devCommand(io), statusCommand(io),
-    kvCommand(io), watchCommand(io)]) {
+    kvCommand(io), watchCommand(io), memberCommand(io)]) {
     // addCommand() does not pass the output and exit settings down; copy them explicitly.
     command.copyInheritedSettings(program);
     program.addCommand(command);

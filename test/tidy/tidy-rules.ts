@@ -38,11 +38,12 @@ const ALLOWED_IMPORTS: Readonly<Record<string, readonly string[]>> = {
   adapters: ['core', 'ports', 'adapters', 'errors'],
   sim: ['core', 'ports', 'runtime', 'sim'],
   server: ['core', 'ports', 'runtime', 'adapters', 'server', 'errors', 'client'],
+  membership: ['core', 'ports', 'runtime', 'adapters', 'membership', 'errors'],
   client: ['core', 'ports', 'adapters', 'client', 'errors'],
-  cli: ['core', 'ports', 'runtime', 'adapters', 'sim', 'server', 'client', 'cli', 'errors', 'dashboard'],
-  dashboard: ['core', 'ports', 'runtime', 'adapters', 'server', 'client', 'dashboard', 'errors'],
+  cli: ['core', 'ports', 'runtime', 'adapters', 'sim', 'server', 'membership', 'client', 'cli', 'errors', 'dashboard'],
+  dashboard: ['core', 'ports', 'runtime', 'adapters', 'server', 'membership', 'client', 'dashboard', 'errors'],
   errors: ['core'],
-  index: ['core', 'ports', 'runtime', 'adapters', 'sim', 'server', 'client', 'errors'],
+  index: ['core', 'ports', 'runtime', 'adapters', 'sim', 'server', 'membership', 'client', 'errors'],
 };
 
 /** Layers that may not import node built-ins or third-party packages at all. */

@@ -1,0 +1,142 @@
+/**
+ * `conclave member`: runs one gossip member (SWIM with Lifeguard and the emergent leader) until
+ * SIGTERM or SIGINT, printing one line per membership change on stdout (`--json`: one JSON
+ * object per line). A signal makes it leave gracefully (the others see 'left', not 'dead'),
+ * then exit 0; a second signal closes at once. Logs go to stderr.
+ */
+import { Command, Option } from 'commander';
+import { createPinoLogger, type LogLevel } from '../../adapters/pino-logger.js';
+import { SPLIT_BRAIN_STRATEGIES, type SplitBrainStrategy } from '../../core/swim/index.js';
+import type { MembershipEvent, SwimLeader } from '../../core/swim/index.js';
+import { assertNever } from '../../core/assert.js';
+import {
+  joinCluster, MEMBERSHIP_PORT_DEFAULT, SWIM_PROFILES, type Membership, type SwimProfile,
+} from '../../membership/index.js';
+import type { CliIo } from '../io.js';
+import { integerIn } from '../parse.js';
+
+export function memberCommand(io: CliIo): Command {
+  return new Command('member')
+    .description('run one gossip member (SWIM + Lifeguard, oldest member leads) and print '
+      + 'membership changes until Ctrl-C')
+    .requiredOption('--name <name>', 'this member\'s name, unique in the cluster')
+    .option('--bind <host:port>', 'where to listen, UDP and TCP (port 0: the OS picks)',
+      `127.0.0.1:${MEMBERSHIP_PORT_DEFAULT}`)
+    .option('--advertise <host:port>', 'the address other members reach this one at '
+      + '(default: the bound address; needed with a wildcard --bind)')
+    .option('--seeds <list>', 'members to join through: HOST:PORT,HOST:PORT,... (none, or only '
+      + 'this member\'s own address: bootstrap a new cluster)', '')
+    .addOption(new Option('--profile <profile>', 'timing profile (lan: 1 s probes; local: '
+      + '200 ms probes, for loopback)').choices([...SWIM_PROFILES]).default('lan'))
+    .addOption(new Option('--strategy <strategy>', 'which side of a partition may have a leader')
+      .choices([...SPLIT_BRAIN_STRATEGIES]).default('keep-majority'))
+    .option('--static-quorum-size <n>', 'live members needed to act with --strategy '
+      + 'static-quorum (choose more than half of the largest cluster)', integerIn(1, 1_000_000))
+    .option('--cluster-name <name>', 'checked in every handshake and datagram', 'conclave')
+    .option('--join-timeout-ms <ms>', 'give up (exit 1) when no seed admits this member within '
+      + 'this time (default: two rounds over the seeds)', integerIn(1, 86_400_000))
+    .option('--insecure', 'allow a --bind beyond loopback (gossip has no TLS or auth yet)', false)
+    .option('--json', 'print one JSON object per line', false)
+    .addOption(new Option('--log-level <level>', 'log level (JSON lines on stderr)')
+      .choices(['debug', 'info', 'warn', 'error', 'silent']).default('warn'))
+    .action(async (opts: Record<string, unknown>) => {
+      await runMember(io, opts);
+    });
+}
+
+async function runMember(io: CliIo, opts: Record<string, unknown>): Promise<void> {
+  const name = String(opts['name']);
+  const json = opts['json'] === true;
+  const logger = createPinoLogger({ member: name }, opts['logLevel'] as LogLevel);
+  const seeds = String(opts['seeds']).split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const print = (self: string, event: MembershipEvent): void => {
+    io.out(json ? formatJson(self, event)
+      : `${new Date().toISOString()} ${self} ${describeMembershipEvent(event)}`);
+  };
+  const membership = await joinCluster({
+    name, bind: String(opts['bind']), seeds,
+    ...(opts['advertise'] === undefined ? {} : { advertise: String(opts['advertise']) }),
+    profile: opts['profile'] as SwimProfile,
+    splitBrainStrategy: opts['strategy'] as SplitBrainStrategy,
+    ...(opts['staticQuorumSize'] === undefined
+      ? {} : { staticQuorumSize: opts['staticQuorumSize'] as number }),
+    clusterName: String(opts['clusterName']),
+    ...(opts['joinTimeoutMs'] === undefined
+      ? {} : { joinDeadlineMs: opts['joinTimeoutMs'] as number }),
+    insecure: opts['insecure'] === true,
+    logger,
+  });
+  membership.on('event', (event) => print(membership.id, event));
+  io.out(json
+    ? JSON.stringify({ kind: 'listening', time: new Date().toISOString(), self: membership.id,
+      address: membership.address, seeds })
+    : `${new Date().toISOString()} ${membership.id} listening on ${membership.address} `
+      + `(udp+tcp), ${seeds.length === 0 ? 'bootstrapped' : `seeds ${seeds.join(',')}`}`);
+  await untilSignal(membership, logger.info.bind(logger));
+}
+
+/** Leaves gracefully on the first SIGTERM or SIGINT; a second one closes at once. */
+function untilSignal(
+  membership: Membership, log: (fields: Record<string, unknown>, message: string) => void,
+): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      signals++;
+      log({ signal }, signals === 1 ? 'leaving' : 'closing');
+      const done = signals === 1 ? membership.leave() : membership.close();
+      done.then(() => {
+        process.off('SIGTERM', onSignal);
+        process.off('SIGINT', onSignal);
+        resolve();
+      }, resolve);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+/** One JSON object: the event as the library emits it, plus the wall time and this member. */
+function formatJson(self: string, event: MembershipEvent): string {
+  return JSON.stringify({ time: new Date().toISOString(), self, ...event });
+}
+
+/** One human line about `event` (without the time and member prefix). */
+export function describeMembershipEvent(event: MembershipEvent): string {
+  switch (event.kind) {
+    case 'joined':
+      return `joined ${event.member} at ${event.address} (age ${event.age}, `
+        + `incarnation ${event.incarnation})`;
+    case 'suspect':
+      return `suspect ${event.member} (incarnation ${event.incarnation}, by ${event.by})`;
+    case 'alive':
+      return `alive ${event.member} (refuted, incarnation ${event.incarnation})`;
+    case 'dead': {
+      const evidence = event.confirmations.length === 0
+        ? '' : `; accusers ${event.confirmations.join(',')}`;
+      return `dead ${event.member} (incarnation ${event.incarnation}, declared by `
+        + `${event.declaredBy}${evidence})`;
+    }
+    case 'left':
+      return `left ${event.member} (incarnation ${event.incarnation})`;
+    case 'refuted':
+      return `refuted ${event.accusation} by ${event.by} (incarnation now ${event.incarnation})`;
+    case 'rejoined':
+      return `rejoined via ${event.via} as a younger member (age ${event.age})`;
+    case 'join-failed':
+      return `join-failed: no answer from ${event.seeds.map(seedText).join(',')}; retrying`;
+    case 'leader-changed':
+      return `leader-changed ${leaderText(event.leader)} (was ${leaderText(event.previous)}): `
+        + event.reason;
+    default:
+      return assertNever(event, 'membership event');
+  }
+}
+
+function leaderText(leader: SwimLeader | undefined): string {
+  return leader === undefined ? 'none' : `${leader.id} generation ${leader.generation}`;
+}
+
+function seedText(id: string): string {
+  return id.startsWith('seed:') ? id.slice('seed:'.length) : id;
+}

@@ -1,0 +1,171 @@
+/**
+ * membership: real processes — five `conclave member --json` processes (the built CLI, as users
+ * run it) on loopback over UDP and TCP, LOCAL profile. They agree on the oldest as leader; kill -9
+ * of the oldest makes every survivor agree on the next oldest, at a higher generation, without
+ * declaring any survivor dead; SIGTERM makes a member leave gracefully and exit 0.
+ * Method: real time, but every wait is a condition with a deadline, read from the members'
+ * JSON lines on stdout; detection and agreement times are reported as test diagnostics.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { after, describe, test } from 'node:test';
+import { SWIM_DEFAULTS_LOCAL, swimDeathDeclarationBoundMs } from '../../src/core/swim/index.js';
+import { BIN, BUILT } from '../support/real-cluster.js';
+
+/** One printed line: a membership event (or the 'listening' line) with the wall time. */
+interface Line {
+  readonly kind: string;
+  readonly time: string;
+  readonly member?: string;
+  readonly address?: string;
+  readonly age?: number;
+  readonly reason?: string;
+  readonly leader?: { readonly id: string; readonly generation: number };
+}
+
+class MemberProcess {
+  readonly lines: Line[] = [];
+  stderr = '';
+  exit: { code: number | null; signal: string | null } | undefined;
+  private readonly child: ChildProcess;
+  private partial = '';
+
+  constructor(readonly name: string, seeds: readonly string[]) {
+    this.child = spawn(process.execPath, [BIN, 'member', '--name', name, '--bind', '127.0.0.1:0',
+      '--seeds', seeds.join(','), '--profile', 'local', '--cluster-name', 'member-process-test',
+      '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk.toString()));
+    this.child.stderr?.on('data', (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString()).slice(-4000);
+    });
+    this.child.on('exit', (code, signal) => (this.exit = { code, signal }));
+  }
+
+  get address(): string | undefined {
+    return this.lines.find((l) => l.kind === 'listening')?.address;
+  }
+
+  /** The leader in this member's view: the last leader-changed line. */
+  get leader(): Line['leader'] {
+    return this.lines.filter((l) => l.kind === 'leader-changed').at(-1)?.leader;
+  }
+
+  joinedSelf(): boolean {
+    return this.lines.some((l) => l.kind === 'joined' && l.member === this.name);
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    if (this.exit === undefined) this.child.kill(signal);
+  }
+
+  private onStdout(text: string): void {
+    const parts = (this.partial + text).split('\n');
+    this.partial = parts.pop() ?? '';
+    for (const part of parts) if (part.trim() !== '') this.lines.push(JSON.parse(part) as Line);
+  }
+}
+
+const processes: MemberProcess[] = [];
+after(() => {
+  for (const p of processes) p.kill('SIGKILL');
+});
+
+async function waitUntil(
+  condition: () => boolean, deadlineMs: number, what: () => string,
+): Promise<void> {
+  const end = performance.now() + deadlineMs;
+  while (!condition()) {
+    if (performance.now() > end) throw new Error(`timed out after ${deadlineMs} ms: ${what()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function views(members: readonly MemberProcess[]): string {
+  return members.map((m) => `${m.name}: leader ${JSON.stringify(m.leader)}`
+    + `${m.exit === undefined ? '' : ` exited ${JSON.stringify(m.exit)}`} ${m.stderr.slice(-300)}`)
+    .join('\n');
+}
+
+async function launch(name: string, seeds: readonly string[]): Promise<MemberProcess> {
+  const member = new MemberProcess(name, seeds);
+  processes.push(member);
+  await waitUntil(() => member.joinedSelf() || member.exit !== undefined, 10_000,
+    () => `${name} admitted\n${views([member])}`);
+  assert.equal(member.exit, undefined, `${name} exited: ${member.stderr}`);
+  return member;
+}
+
+/** The oldest member among `ids` in `view`'s eyes: smallest age, then smallest id. */
+function oldest(view: MemberProcess, ids: readonly string[]): string {
+  const ages = new Map<string, number>();
+  for (const line of view.lines) {
+    if (line.kind === 'joined' && line.member !== undefined) ages.set(line.member, line.age ?? 0);
+  }
+  const sorted = [...ids].sort((a, b) => (ages.get(a)! - ages.get(b)!) || (a < b ? -1 : 1));
+  return sorted[0]!;
+}
+
+const msSince = (wallMs: number, line: Line | undefined): number =>
+  line === undefined ? NaN : Date.parse(line.time) - wallMs;
+
+describe('membership: real processes', { skip: BUILT ? false : 'dist/ not built (npm ci builds it)' },
+  () => {
+    test('kill -9 of the oldest: all four survivors agree on the next oldest, generation up',
+      async (t) => {
+        const first = await launch('m1', []);
+        const seed = first.address!;
+        const members = [first];
+        for (const name of ['m2', 'm3', 'm4', 'm5']) members.push(await launch(name, [seed]));
+        const names = members.map((m) => m.name);
+        const leaderBefore = oldest(members[1]!, names);
+        await waitUntil(() => members.every((m) => m.leader?.id === leaderBefore), 10_000,
+          () => `all five follow ${leaderBefore}\n${views(members)}`);
+        const generationBefore = members[0]!.leader!.generation;
+        assert.ok(members.every((m) => m.leader?.generation === generationBefore));
+
+        const victim = members.find((m) => m.name === leaderBefore)!;
+        const survivors = members.filter((m) => m !== victim);
+        const next = oldest(survivors[0]!, survivors.map((m) => m.name));
+        const linesBefore = new Map(survivors.map((m) => [m, m.lines.length]));
+        const killedAtWallMs = Date.now();
+        victim.kill('SIGKILL');
+        // Detection bound with no loss (swimDeathDeclarationBoundMs), doubled for a busy CI box.
+        const deadlineMs = 2 * swimDeathDeclarationBoundMs(SWIM_DEFAULTS_LOCAL, 5) + 5000;
+        await waitUntil(() => survivors.every((m) => m.leader?.id === next
+          && m.leader.generation > generationBefore), deadlineMs,
+        () => `survivors follow ${next} above generation ${generationBefore}\n${views(survivors)}`);
+
+        const since = (m: MemberProcess): Line[] => m.lines.slice(linesBefore.get(m));
+        const generations = new Set(survivors.map((m) => m.leader!.generation));
+        assert.equal(generations.size, 1, `survivors disagree: ${views(survivors)}`);
+        for (const m of survivors) {
+          const changes = since(m).filter((l) => l.kind === 'leader-changed');
+          assert.ok(changes.some((l) => l.reason === 'oldest-died'),
+            `${m.name} saw ${JSON.stringify(changes)}`);
+          const deaths = since(m).filter((l) => l.kind === 'dead').map((l) => l.member);
+          assert.deepEqual([...new Set(deaths)], [victim.name], `${m.name} declared ${deaths}`);
+        }
+        const firstOf = (kind: string): Line | undefined => survivors
+          .flatMap((m) => since(m).filter((l) => l.kind === kind && l.member === victim.name))
+          .sort((a, b) => Date.parse(a.time) - Date.parse(b.time))[0];
+        const agreedMs = Math.max(...survivors.map((m) => msSince(killedAtWallMs,
+          since(m).filter((l) => l.kind === 'leader-changed').at(-1))));
+        t.diagnostic(`generation ${generationBefore} -> ${[...generations][0]}; `
+          + `first suspect after ${msSince(killedAtWallMs, firstOf('suspect'))} ms, first dead `
+          + `after ${msSince(killedAtWallMs, firstOf('dead'))} ms, all four agree on ${next} `
+          + `after ${agreedMs} ms (bound ${deadlineMs} ms)`);
+
+        // SIGTERM: a graceful leave, exit 0; the others see 'left', never 'dead'.
+        const leaver = survivors.at(-1)!;
+        const stayers = survivors.filter((m) => m !== leaver);
+        leaver.kill('SIGTERM');
+        await waitUntil(() => leaver.exit !== undefined && stayers.every((m) => m.lines.some(
+          (l) => l.kind === 'left' && l.member === leaver.name)), 10_000,
+        () => `${leaver.name} left\n${views(survivors)}`);
+        assert.deepEqual(leaver.exit, { code: 0, signal: null });
+        for (const m of stayers) {
+          assert.ok(!m.lines.some((l) => l.kind === 'dead' && l.member === leaver.name));
+          assert.equal(m.leader?.id, next);
+        }
+      });
+  });
