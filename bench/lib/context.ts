@@ -1,0 +1,72 @@
+/**
+ * What every suite gets from the harness (bench/run.ts): the process group that owns every
+ * process the run starts, a work directory on disk, the systems to measure, the options, and
+ * where to say what is happening. A suite returns its final line and its figures.
+ */
+import { join } from 'node:path';
+import { ConclaveCluster } from './conclave-cluster.js';
+import type { BenchCluster, ClusterTiming } from './cluster.js';
+import { EtcdCluster } from './etcd-cluster.js';
+import type { ProcessGroup } from './processes.js';
+import type { SystemName } from './wire.js';
+
+export interface BenchOptions {
+  /** Warm-up before each measured window. Unit: ms. */
+  readonly warmupMs: number;
+  /** Each measured window. Unit: ms. */
+  readonly windowMs: number;
+  /** Requests in flight for the put suite. Unit: requests. */
+  readonly inflightLevels: readonly number[];
+  /** Leader kills per system and timing setting in the failover suite. */
+  readonly kills: number;
+}
+
+export const BENCH_DEFAULTS: BenchOptions = Object.freeze({
+  warmupMs: 3_000,
+  windowMs: 10_000,
+  inflightLevels: Object.freeze([1, 64, 256]),
+  kills: 10,
+});
+
+export interface BenchContext {
+  readonly processes: ProcessGroup;
+  /** Members' data and logs go under here (on the machine's disk). */
+  readonly workDir: string;
+  /** Conclave alone, or Conclave and etcd (`--vs etcd`). */
+  readonly systems: readonly SystemName[];
+  readonly options: BenchOptions;
+  /** When set, Conclave's servers are profiled (node --cpu-prof) into subfolders of this. */
+  readonly cpuProfileDir: string | undefined;
+  /** A progress line (stderr). */
+  readonly say: (line: string) => void;
+}
+
+export interface SuiteOutcome {
+  /** The one line that sums the suite up: both systems' figures and the ratio. */
+  readonly finalLine: string;
+  /** Everything measured, written to bench/results/<suite>.json. */
+  readonly figures: unknown;
+  /** The chart, written to bench/results/<suite>.svg. */
+  readonly chartSvg: string;
+}
+
+export interface Suite {
+  readonly name: string;
+  readonly summary: string;
+  run(context: BenchContext): Promise<SuiteOutcome>;
+}
+
+/** A cluster of `system` with `timing`, owned by the context's process group. */
+export function newCluster(system: SystemName, timing: ClusterTiming, context: BenchContext,
+  label: string): BenchCluster {
+  const workDir = join(context.workDir, `${label}-${system}`);
+  const cpuProfileDir = context.cpuProfileDir === undefined
+    ? undefined : join(context.cpuProfileDir, label);
+  const components = { processes: context.processes, workDir, cpuProfileDir };
+  switch (system) {
+    case 'conclave':
+      return new ConclaveCluster(timing, components);
+    case 'etcd':
+      return new EtcdCluster(timing, components);
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * put: etcd's published write benchmark. 8-byte keys drawn at random from 100,000, 256-byte
+ * values, closed loop with 1, 64 and 256 requests in flight, all sent to the leader. For each
+ * level: a warm-up, then a fixed window; ops/s, latency p50/p99/p99.9, and the CPU each server
+ * and the client process used in the window (per second and per acknowledged put).
+ */
+import { fileURLToPath } from 'node:url';
+import type { BenchCluster, ClusterTiming } from '../lib/cluster.js';
+import { newCluster, type BenchContext, type Suite, type SuiteOutcome } from '../lib/context.js';
+import type { LoadClientMessage, LoadClientOptions, LoadClientResult } from '../lib/load-client.js';
+import { cpuMsOf } from '../lib/processes.js';
+import { fmt, ratio, type LatencySummary } from '../lib/stats.js';
+import { PUT_WORKLOAD, type SystemName } from '../lib/wire.js';
+import { putChart } from './put-chart.js';
+
+const LOAD_CLIENT = fileURLToPath(new URL('../lib/load-client.ts', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** etcd's defaults, which Conclave shares. */
+const PUT_TIMING: ClusterTiming = Object.freeze({ heartbeatMs: 100, electionTimeoutMs: 1000 });
+
+export interface ProcessCpu {
+  readonly name: string;
+  readonly role: 'leader' | 'follower' | 'client';
+  /** CPU used inside the window. Unit: ms. */
+  readonly cpuMs: number;
+  /** cpuMs over the window's length: 100 is one core busy all the time. Unit: %. */
+  readonly cpuPercent: number;
+}
+
+export interface PutLevel {
+  readonly inflight: number;
+  readonly opsPerS: number;
+  readonly errors: number;
+  readonly firstError: string | undefined;
+  readonly windowMs: number;
+  readonly latency: LatencySummary;
+  readonly processes: readonly ProcessCpu[];
+  /** CPU of all servers together per acknowledged put. Unit: µs. */
+  readonly serverCpuUsPerOp: number;
+  /** CPU of the client process per acknowledged put. Unit: µs. */
+  readonly clientCpuUsPerOp: number;
+}
+
+export type PutRuns = Partial<Record<SystemName, readonly PutLevel[]>>;
+
+export const putSuite: Suite = {
+  name: 'put',
+  summary: 'closed-loop puts, 1/64/256 in flight: ops/s, p50/p99/p99.9, CPU of servers and client',
+  async run(context: BenchContext): Promise<SuiteOutcome> {
+    const runs = await measureAll(context);
+    const figures = {
+      suite: 'put', timing: PUT_TIMING, workload: PUT_WORKLOAD, target: 'leader',
+      warmupMs: context.options.warmupMs, windowMs: context.options.windowMs, runs,
+      ratios: ratiosOf(runs),
+    };
+    return { finalLine: finalLine(runs, context), figures, chartSvg: putChart(runs) };
+  },
+};
+
+/**
+ * Both clusters stay up (the one not measured idles) and the systems take turns at each level,
+ * in alternating order: load from other work on a shared machine drifts over minutes, and
+ * turns spread that drift over both systems instead of loading it onto the one measured last.
+ */
+async function measureAll(context: BenchContext): Promise<PutRuns> {
+  const clusters = context.systems.map((system) => newCluster(system, PUT_TIMING, context, 'put'));
+  const runs: Partial<Record<SystemName, PutLevel[]>> = {};
+  try {
+    for (const cluster of clusters) {
+      context.say(`put: starting a 3-member ${cluster.system} cluster`);
+      await cluster.start(3);
+      runs[cluster.system] = [];
+    }
+    for (const [i, inflight] of context.options.inflightLevels.entries()) {
+      for (const cluster of i % 2 === 0 ? clusters : [...clusters].reverse()) {
+        const level = await measureLevel(context, cluster, inflight);
+        context.say(`put: ${cluster.system} ${inflight} in flight: ${describe(level)}`);
+        runs[cluster.system]!.push(level);
+      }
+    }
+  } catch (error) {
+    for (const cluster of clusters) {
+      for (const member of cluster.members) {
+        context.say(`${cluster.system} ${member.name} log:\n${cluster.logTail(member)}`);
+      }
+    }
+    throw error;
+  } finally {
+    await Promise.all(clusters.map((cluster) => cluster.stop()));
+  }
+  return runs;
+}
+
+function describe(level: PutLevel): string {
+  return `${fmt(level.opsPerS)} ops/s, p50 ${fmt(level.latency.p50Ms)} ms, ` +
+    `p99 ${fmt(level.latency.p99Ms)} ms, p99.9 ${fmt(level.latency.p999Ms)} ms, ` +
+    `server CPU ${fmt(level.serverCpuUsPerOp)} µs/put, ` +
+    `client CPU ${fmt(level.clientCpuUsPerOp)} µs/put, errors ${level.errors}`;
+}
+
+/** One closed-loop window against the current leader, in a fresh load-client process. */
+async function measureLevel(context: BenchContext, cluster: BenchCluster,
+  inflight: number): Promise<PutLevel> {
+  const leader = await cluster.waitHealthy();
+  const options: LoadClientOptions = {
+    system: cluster.system, endpoint: leader.clientHostPort, inflight,
+    warmupMs: context.options.warmupMs, windowMs: context.options.windowMs, ...PUT_WORKLOAD,
+  };
+  const client = context.processes.spawn(`load client ${cluster.system} ${inflight}`,
+    process.execPath, ['--import', 'tsx', LOAD_CLIENT, JSON.stringify(options)],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let before = new Map<string, number>();
+  const result = await new Promise<LoadClientResult>((resolve, reject) => {
+    client.child.on('message', (message: LoadClientMessage) => {
+      if (message.kind === 'window-start') before = cpuSnapshot(cluster, client.pid);
+      else resolve(message.result);
+    });
+    void client.exited.then(() => {
+      reject(new Error(`the load client exited early (${cluster.system})`));
+    });
+  });
+  const after = cpuSnapshot(cluster, client.pid);
+  await client.exited;
+  const processes = cpuUsed(before, after, leader.name, result.windowMs);
+  const serverCpuMs = processes.filter((p) => p.role !== 'client')
+    .reduce((sum, p) => sum + p.cpuMs, 0);
+  const clientCpuMs = processes.find((p) => p.role === 'client')?.cpuMs ?? Number.NaN;
+  return {
+    inflight, opsPerS: (result.ops * 1000) / result.windowMs, errors: result.errors,
+    firstError: result.firstError, windowMs: result.windowMs, latency: result.latency, processes,
+    serverCpuUsPerOp: (serverCpuMs * 1000) / result.ops,
+    clientCpuUsPerOp: (clientCpuMs * 1000) / result.ops,
+  };
+}
+
+function cpuSnapshot(cluster: BenchCluster, clientPid: number): Map<string, number> {
+  const snapshot = cluster.cpuMsByMember();
+  const clientMs = cpuMsOf(clientPid);
+  if (clientMs !== undefined) snapshot.set('client', clientMs);
+  return snapshot;
+}
+
+function cpuUsed(before: Map<string, number>, after: Map<string, number>, leaderName: string,
+  windowMs: number): ProcessCpu[] {
+  const used: ProcessCpu[] = [];
+  for (const [name, afterMs] of after) {
+    const beforeMs = before.get(name);
+    if (beforeMs === undefined) continue;
+    const role = name === 'client' ? 'client' : name === leaderName ? 'leader' : 'follower';
+    const cpuMs = afterMs - beforeMs;
+    used.push({ name, role, cpuMs, cpuPercent: (100 * cpuMs) / windowMs });
+  }
+  return used;
+}
+
+interface PutRatios {
+  readonly inflight: number;
+  /** Conclave's over etcd's: above 1 Conclave does more puts per second. */
+  readonly opsPerS: number;
+  /** Conclave's over etcd's: above 1 Conclave is slower. */
+  readonly p99Ms: number;
+  /** Conclave's over etcd's: above 1 Conclave's servers burn more CPU per put. */
+  readonly serverCpuUsPerOp: number;
+}
+
+function ratiosOf(runs: PutRuns): PutRatios[] {
+  const conclave = runs.conclave ?? [];
+  return conclave.map((c) => {
+    const e = runs.etcd?.find((level) => level.inflight === c.inflight);
+    return {
+      inflight: c.inflight,
+      opsPerS: ratio(c.opsPerS, e?.opsPerS),
+      p99Ms: ratio(c.latency.p99Ms, e?.latency.p99Ms),
+      serverCpuUsPerOp: ratio(c.serverCpuUsPerOp, e?.serverCpuUsPerOp),
+    };
+  });
+}
+
+/** `put (...): ops/s conclave a/b/c, etcd d/e/f, conclave/etcd x/y/z; p99 ms ...; CPU ...` */
+function finalLine(runs: PutRuns, context: BenchContext): string {
+  const levels = context.options.inflightLevels;
+  type Pick = (level: PutLevel) => number;
+  const valuesOf = (system: SystemName, pick: Pick): (number | undefined)[] =>
+    levels.map((n) => {
+      const level = runs[system]?.find((l) => l.inflight === n);
+      return level === undefined ? undefined : pick(level);
+    });
+  const part = (label: string, pick: (level: PutLevel) => number): string => {
+    const c = valuesOf('conclave', pick);
+    const e = valuesOf('etcd', pick);
+    const own = `${label} conclave ${c.map(fmt).join('/')}`;
+    if (runs.etcd === undefined) return own;
+    return `${own}, etcd ${e.map(fmt).join('/')}, ` +
+      `conclave/etcd ${c.map((v, i) => fmt(ratio(v, e[i]))).join('/')}`;
+  };
+  const head = `put (${levels.join('/')} in flight, 3 members, fsync on, heartbeat ` +
+    `${PUT_TIMING.heartbeatMs} ms, election ${PUT_TIMING.electionTimeoutMs} ms):`;
+  const tail = runs.etcd === undefined ? ' (add --vs etcd for the reference)' : '';
+  return `${head} ${part('ops/s', (l) => l.opsPerS)}; ${part('p99 ms', (l) => l.latency.p99Ms)}; ` +
+    `${part('server CPU µs/put', (l) => l.serverCpuUsPerOp)}${tail}`;
+}
