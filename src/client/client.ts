@@ -14,6 +14,8 @@ import { CLIENT_DEFAULTS, validateClientConfig, type ClientConfig,
 import { parseEndpoint } from './endpoints.js';
 import { KvClient } from './kv.js';
 import { WriteLanes } from './lanes.js';
+import { LeaseClient, type GrantLeaseOptions, type Lease } from './lease.js';
+import { LeaseStreamClient } from './lease-stream.js';
 import { EndpointRouter } from './router.js';
 import { gatherStatus, type ClusterStatus } from './status.js';
 import { Watch, type WatchOptions, type WatchSelector } from './watch.js';
@@ -34,6 +36,8 @@ export interface ClientComponents {
 export class ConclaveClient {
   /** The key-value store. */
   readonly kv: KvClient;
+  /** Leases by id: grant, keep alive once, time-to-live, revoke, list. */
+  readonly leases: LeaseClient;
   /** This client's session id; writes use `${clientId}.${lane}`. */
   readonly clientId: string;
   readonly config: ClientConfig;
@@ -60,6 +64,27 @@ export class ConclaveClient {
     const caller = new Caller(config, { clock: this.clock, random: this.random,
       router: this.router, signal: this.closing.signal });
     this.kv = new KvClient(caller, this.lanes);
+    const stream = new LeaseStreamClient(config, { clock: this.clock, router: this.router,
+      signal: this.closing.signal });
+    this.leases = new LeaseClient({ caller, lanes: this.lanes, stream, clock: this.clock,
+      config, closing: this.closing.signal });
+  }
+
+  /**
+   * Grants a lease of `ttlMs` and (unless `autoKeepAlive: false`) keeps it alive every TTL/3
+   * over one pipelined stream. `lease.signal` aborts before any server could end the lease if
+   * keep-alives stop being acknowledged. Attach keys with `kv.put(key, value, { lease: lease.id
+   * })`: they are deleted when the lease ends.
+   *
+   * ```ts
+   * const lease = await client.grantLease({ ttlMs: 10_000 });
+   * await client.kv.put('services/a', 'up', { lease: lease.id });
+   * lease.signal.addEventListener('abort', () => stopServing());
+   * ```
+   */
+  grantLease(options: GrantLeaseOptions): Promise<Lease> {
+    if (this.closing.signal.aborted) return Promise.reject(closedError());
+    return this.leases.grant(options);
   }
 
   /** The endpoint that last served a leader-only request (or was named leader), if any. */

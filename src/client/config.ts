@@ -60,6 +60,21 @@ export interface ClientConfig {
    */
   readonly watchIdleMsMax: number;
   /**
+   * ρ: the largest rate error of this machine's monotonic clock and of the servers' (as the
+   * servers' Raft `clockRateErrorMax`). A lease's local deadline is TTL × (1 − ρ)/(1 + ρ)
+   * after the acknowledged keep-alive was sent, so that it passes before any server could end
+   * the lease. Unit: ratio, in [0, 0.2]. Default: 0.01 (1%: far above quartz drift, to cover
+   * VM scheduling and NTP slewing; the servers' default too).
+   */
+  readonly clockRateErrorMax: number;
+  /**
+   * Taken off every lease's local deadline: the lease's `signal` aborts this much earlier.
+   * Covers the time between the abort and your code noticing it (a busy event loop fires
+   * timers late, never early). Unit: ms. Default: 100. Trade-off: larger leaves less of the
+   * TTL to use; raise it for processes with long GC pauses.
+   */
+  readonly leaseMarginMs: number;
+  /**
    * This client's session id (sub-client ids are derived from it). Default: `c-` and a random
    * UUID. Set it only to make logs readable: two live clients must never share one.
    * 1 to 100 printable ASCII characters (the server allows 128 bytes; lanes add a suffix).
@@ -79,6 +94,8 @@ export const CLIENT_DEFAULTS = Object.freeze({
   writesInflightMax: 16,
   redirectsMax: 3,
   watchIdleMsMax: 60_000,
+  clockRateErrorMax: 0.01,
+  leaseMarginMs: 100,
 }) satisfies Omit<ClientConfig, 'endpoints' | 'clientId'>;
 
 /** Longest `clientId`: the server's 128-byte limit minus room for the lane suffix. */
@@ -107,7 +124,11 @@ export function validateClientConfig(config: ClientConfig): readonly ConfigProbl
       problems.push({ field, value, rule: 'must be an integer >= 1' });
     }
   }
-  for (const field of ['redirectsMax', 'watchIdleMsMax'] as const) {
+  const rho = config.clockRateErrorMax;
+  if (typeof rho !== 'number' || !(rho >= 0 && rho <= 0.2)) {
+    problems.push({ field: 'clockRateErrorMax', value: rho, rule: 'must be a ratio in [0, 0.2]' });
+  }
+  for (const field of ['redirectsMax', 'watchIdleMsMax', 'leaseMarginMs'] as const) {
     const value = config[field];
     if (!Number.isSafeInteger(value) || value < 0) {
       problems.push({ field, value, rule: 'must be an integer >= 0' });

@@ -1,8 +1,9 @@
 /**
  * @packageDocumentation
  * The TypeScript client of Conclave's consistent core: `connect({ endpoints })` returns a
- * client with `kv` (put, get, range, delete, txn, cas), `watch()`, `status()` and `close()`,
- * speaking the HTTP/JSON protocol of src/server/http-api.ts (docs/client.md has the details).
+ * client with `kv` (put, get, range, delete, txn, cas), `grantLease()` and `leases`, `watch()`,
+ * `status()` and `close()`, speaking the HTTP/JSON protocol of src/server/http-api.ts
+ * (docs/client.md and docs/leases.md have the details).
  *
  * Invariants the client keeps:
  * - It finds the leader by itself: it follows a follower's 307 to the leader, remembers the
@@ -17,6 +18,8 @@
  * - A watch delivers each matching event exactly once, in revision order, across reconnects
  *   to any member; when the history no longer reaches back far enough it fails with
  *   CONCLAVE_KV_COMPACTED instead of skipping.
+ * - A held lease's `signal` aborts before any server could end the lease: at the send time of
+ *   its last acknowledged keep-alive + TTL × (1 − ρ)/(1 + ρ) − leaseMarginMs.
  *
  * @example
  * ```ts
@@ -43,6 +46,10 @@ export {
   type RangeOptions, type ReadConsistency, type TxnRequest,
 } from './kv.js';
 export type { ClusterStatus, EndpointStatus, MemberStatus } from './status.js';
+export {
+  Lease, LeaseClient, type GrantLeaseOptions, type LeaseKeepAliveResult, type LeaseListing,
+  type LeaseRevokeResult, type LeaseTimeToLive,
+} from './lease.js';
 export {
   Watch, WatchCompactedError, type WatchOptions, type WatchSelector,
 } from './watch.js';

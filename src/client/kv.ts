@@ -33,6 +33,12 @@ export interface RangeOptions extends GetOptions {
 export interface PutOptions {
   /** Return the key's previous state as `prevKv`. Default: false. */
   readonly prevKv?: boolean;
+  /**
+   * Attach the key to this lease: it is deleted when the lease ends. Rejects with
+   * CONCLAVE_LEASE_EXPIRED when the lease does not exist. Default: no lease (a put without one
+   * detaches the key from any lease).
+   */
+  readonly lease?: number;
 }
 
 export interface DeleteOptions {
@@ -70,7 +76,9 @@ export class KvClient {
   /** Sets `key` to `value`. */
   put(key: string, value: string, options: PutOptions = {}): Promise<KvPutResult> {
     const prevKv = options.prevKv === true ? { prevKv: true } : {};
-    return this.write('/v1/kv/put', { key, value, ...prevKv }, 'put') as Promise<KvPutResult>;
+    const lease = options.lease === undefined ? {} : { lease: options.lease };
+    return this.write('/v1/kv/put', { key, value, ...prevKv, ...lease }, 'put') as
+      Promise<KvPutResult>;
   }
 
   /** Deletes `key` (or every key under it with `prefix`). */

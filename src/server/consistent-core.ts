@@ -1,20 +1,35 @@
 /**
  * The consistent core on one server: a Raft node (RaftRuntime over the write-ahead log) whose
- * replicated state machine is the revisioned key-value store (src/core/kv). It turns client
- * requests into log entries or reads, and answers with values that say exactly what happened:
- * applied (with the store's result), failed (definitely not applied), or unknown (maybe).
+ * replicated state machine is the revisioned key-value store (src/core/kv), with its leases
+ * tracked by the leader's LeaseTracker (src/runtime/lease). It turns client requests into log
+ * entries or reads, and answers with values that say exactly what happened: applied (with the
+ * store's result), failed (definitely not applied), or unknown (maybe).
+ *
+ * Leases: grants and revokes are writes; keep-alives, time-to-live and the lease list are
+ * answered by the leader after a ReadIndex confirmation (docs/leases.md). The tracker learns of
+ * role changes from Raft's events, of applied entries from the state machine (with the time
+ * each entry reached this member's log, noted as the runtime appends it), and proposes its own
+ * bookkeeping through the same log.
  *
  * Transport-agnostic (any Transport<RaftMessage>), so tests can run it on the simulator's network
  * and the server runs it over TCP.
  */
 import type { NodeId } from '../core/ids.js';
+import type { Entry } from '../core/raft/types.js';
 import type { Random } from '../core/random.js';
 import {
   encodeValidKvCommand, KvStore, type KvApplyResult, type KvCommand, type KvRangeRequest,
-  type KvRangeResult, type KvErrorResult, type KvStoreConfig, type KvEvent, type KvKeySelector,
+  type KvRangeResult, type KvErrorResult, type KvClientCommand, type KvStoreConfig, type KvEvent,
+  type KvKeySelector,
 } from '../core/kv/index.js';
 import type { RaftEvent, RaftMessage, RaftStatus, RaftTuning } from '../core/raft/index.js';
 import type { RaftStorage } from '../runtime/raft-storage.js';
+import { canStoreSnapshots } from '../runtime/snapshot/snapshot-raft-storage.js';
+import {
+  LEASE_DEFAULTS, LeaseTracker, leaseTimingOf, leaseTtlProblem, validateLeaseConfig,
+  type LeaseAnswer, type LeaseConfig, type LeaseProposalOutcome,
+} from '../runtime/lease/index.js';
+import type { LeaseTiming } from '../core/kv/index.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { Storage } from '../ports/storage.js';
@@ -22,7 +37,8 @@ import type { Timer } from '../ports/timer.js';
 import type { Transport } from '../ports/transport.js';
 import { RaftRuntime } from '../runtime/raft/raft-runtime.js';
 import { openWal, WAL_DEFAULTS, type WalConfig } from '../runtime/wal/index.js';
-import { CoordError } from '../errors.js';
+import { ConfigInvalidError, CoordError } from '../errors.js';
+import { formatConfigProblems } from '../core/config.js';
 
 export interface ConsistentCoreOptions {
   readonly id: NodeId;
@@ -30,6 +46,8 @@ export interface ConsistentCoreOptions {
   readonly raft: RaftTuning;
   readonly kv: KvStoreConfig;
   readonly wal?: WalConfig;
+  /** Default: LEASE_DEFAULTS. Checked against `raft` (ConfigInvalidError lists every rule). */
+  readonly lease?: LeaseConfig;
 }
 
 export interface ConsistentCoreComponents {
@@ -50,7 +68,7 @@ export interface ConsistentCoreComponents {
 }
 
 /** A client's write, before the server stamps it with the leader's time. */
-export type KvWrite = DistributiveOmit<KvCommand, 'nowMs'>;
+export type KvWrite = DistributiveOmit<KvClientCommand, 'nowMs'>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export type WriteOutcome =
@@ -62,12 +80,52 @@ export type ReadOutcome =
   | { readonly kind: 'ok'; readonly result: KvRangeResult | KvErrorResult }
   | { readonly kind: 'failed'; readonly error: CoordError };
 
+/** A keep-alive's or time-to-live's answer: the leader's remaining TTL on its clock. */
+export interface LeaseStatus {
+  readonly leaseId: number;
+  /** The granted TTL. Unit: ms. */
+  readonly ttlMs: number;
+  /** The leader's deadline minus now. Unit: ms. */
+  readonly remainingMs: number;
+}
+
+export type LeaseOutcome<T> =
+  | { readonly kind: 'ok'; readonly value: T }
+  | { readonly kind: 'failed'; readonly error: CoordError };
+
+/** One lease in the list. */
+export interface LeaseListing {
+  readonly leaseId: number;
+  readonly ttlMs: number;
+  /** The leader's remaining TTL (absent while it is being revoked). Unit: ms. */
+  readonly remainingMs?: number;
+  /** Keys attached. */
+  readonly keyCount: number;
+}
+
+/** Arrival notes kept before stale ones are swept (about Raft's pendingProposalsMax). */
+const ARRIVALS_MAX = 10_000;
+
 export class ConsistentCore {
   readonly store: KvStore;
   readonly runtime: RaftRuntime<KvApplyResult>;
+  readonly leases: LeaseTracker;
+  /** What the lease bounds and the TTL minimum depend on. */
+  readonly leaseTiming: LeaseTiming;
+  /** When each log entry reached this member (monotonic ms), until it is applied. */
+  private readonly arrivals = new Map<number, number>();
 
   private constructor(private readonly options: ConsistentCoreOptions, private readonly c: ConsistentCoreComponents) {
+    const leaseConfig = options.lease ?? LEASE_DEFAULTS;
+    const leaseProblems = validateLeaseConfig(leaseConfig, options.raft);
+    if (leaseProblems.length > 0) throw new ConfigInvalidError(formatConfigProblems(leaseProblems));
+    this.leaseTiming = leaseTimingOf(leaseConfig, options.raft);
     this.store = new KvStore(options.kv);
+    this.leases = new LeaseTracker(leaseConfig, {
+      clock: c.clock, timer: c.timer, leases: this.store,
+      propose: (command, done) => this.proposeLeaseCommand(command, done),
+      confirmLeadership: (done) => this.runtime.read((outcome) => done(outcome.kind === 'ready')),
+    });
     const opened = openWal(c.storage, options.wal ?? WAL_DEFAULTS);
     if ('error' in opened) {
       throw new CoordError('CONCLAVE_STORAGE_CORRUPT', opened.error.message);
@@ -75,22 +133,20 @@ export class ConsistentCore {
     for (const repair of opened.repairs) {
       c.logger.warn({ file: repair.file, offsetBytes: repair.offsetBytes, reason: repair.reason }, `wal repaired: ${repair.action}`);
     }
-    const store = this.store;
     this.runtime = new RaftRuntime<KvApplyResult>({ ...options.raft, id: options.id, voters: options.voters }, {
       clock: c.clock,
       timer: c.timer,
       transport: c.transport,
-      storage: timedStorage(opened.wal, c.clock, c.onWalSync),
+      storage: observedStorage(opened.wal, c.clock, c.onWalSync, this.arrivals),
       random: c.random,
-      stateMachine: {
-        apply: (entry) => {
-          const result = store.applyEntry(entry);
-          c.onApplied?.(store.revision);
-          return result;
-        },
-      },
+      stateMachine: { apply: (entry) => this.apply(entry) },
       onEvent: (event) => {
         c.logger.info({ event }, `raft: ${event.kind}`);
+        if (event.kind === 'role-changed' && event.to === 'leader') {
+          this.leases.becomeLeader(event.term);
+        } else if (event.kind === 'role-changed' && event.from === 'leader') {
+          this.leases.becomeFollower();
+        }
         c.onRaftEvent?.(event);
       },
       onFatal: (error) => {
@@ -113,9 +169,18 @@ export class ConsistentCore {
     return this.runtime.status();
   }
 
-  /** Validates, stamps and proposes a write; `done` gets its outcome exactly once. */
+  /**
+   * Validates, stamps and proposes a write; `done` gets its outcome exactly once. A lease grant
+   * shorter than the TTL minimum (from the election timeout and ρ) is refused here, naming it.
+   */
   write(write: KvWrite, done: (outcome: WriteOutcome) => void): void {
-    const command = { ...write, nowMs: this.c.clock.wallMs() } as KvCommand;
+    if (write.kind === 'lease-grant') {
+      const problem = leaseTtlProblem(write.ttlMs, this.leaseTiming);
+      if (problem !== undefined) {
+        return done({ kind: 'failed', error: new CoordError('CONCLAVE_REQUEST_INVALID', problem) });
+      }
+    }
+    const command = { ...write, nowMs: Math.floor(this.c.clock.wallMs()) } as KvCommand;
     const encoded = encodeValidKvCommand(command, this.store.config);
     if (encoded.kind !== 'ok') {
       const problems = encoded.problems.map((p) => `${p.field}: ${p.rule}`).join('; ');
@@ -156,29 +221,147 @@ export class ConsistentCore {
     return this.store.eventsSince(fromRevision, selector, limit);
   }
 
+  /**
+   * A keep-alive (leader only): answered with the remaining TTL once this member confirmed its
+   * leadership after the keep-alive arrived (and, the first time after each checkpoint, wrote
+   * a renewal mark). Failures: CONCLAVE_LEASE_EXPIRED (no such lease), CONCLAVE_NOT_LEADER,
+   * CONCLAVE_UNAVAILABLE (retry).
+   */
+  keepAlive(leaseId: number, done: (outcome: LeaseOutcome<LeaseStatus>) => void): void {
+    this.leases.keepAlive(leaseId, (answer) => done(this.leaseOutcome(answer)));
+  }
+
+  /** A lease's TTL, remaining TTL and (when asked) keys, after a leadership confirmation. */
+  timeToLive(leaseId: number, withKeys: boolean,
+    done: (outcome: LeaseOutcome<LeaseStatus & { keys?: readonly string[] }>) => void): void {
+    this.leases.timeToLive(leaseId, (answer) => {
+      const outcome = this.leaseOutcome(answer);
+      if (outcome.kind !== 'ok' || !withKeys) return done(outcome);
+      done({ kind: 'ok', value: { ...outcome.value, keys: this.store.leaseKeys(leaseId) } });
+    });
+  }
+
+  /** Every lease, after a leadership confirmation (leader only). */
+  listLeases(done: (outcome: LeaseOutcome<readonly LeaseListing[]>) => void): void {
+    if (this.leases.leaderTerm === undefined) {
+      return done({ kind: 'failed', error: this.notLeader() });
+    }
+    this.runtime.read((outcome) => {
+      if (outcome.kind !== 'ready' || this.leases.leaderTerm === undefined) {
+        return done({ kind: 'failed', error: this.notLeader() });
+      }
+      done({ kind: 'ok', value: this.store.leases().map((lease) => {
+        const remainingMs = this.leases.remainingMs(lease.id);
+        return { leaseId: lease.id, ttlMs: lease.ttlMs,
+          keyCount: this.store.leaseKeyCount(lease.id),
+          ...(remainingMs === undefined ? {} : { remainingMs: Math.floor(remainingMs) }) };
+      }) });
+    });
+  }
+
   stop(): void {
+    this.leases.stop();
     this.runtime.stop('server stopping');
+  }
+
+  /**
+   * A planned stop: a leader first hands leadership to the most up-to-date follower (so the
+   * cluster spends no election timeout), then stops. Resolves with who took over, if anyone.
+   */
+  shutdown(): Promise<NodeId | undefined> {
+    this.leases.stop();
+    return new Promise((resolve) => this.runtime.shutdown((outcome) => resolve(outcome.transferredTo)));
+  }
+
+  /** The state machine: the store applies, then the lease tracker learns what changed. */
+  private apply(entry: Entry): KvApplyResult {
+    const result = this.store.applyEntry(entry);
+    const receivedAtMs = this.arrivals.get(entry.index);
+    this.arrivals.delete(entry.index);
+    // Entries overwritten or covered by a snapshot are never applied here: drop stale notes.
+    if (this.arrivals.size > ARRIVALS_MAX) {
+      for (const index of this.arrivals.keys()) {
+        if (index < entry.index) this.arrivals.delete(index);
+      }
+    }
+    this.leases.onApplied(result, receivedAtMs);
+    this.c.onApplied?.(this.store.revision);
+    return result;
+  }
+
+  private proposeLeaseCommand(command: Parameters<typeof encodeValidKvCommand>[0],
+    done: (outcome: LeaseProposalOutcome) => void): void {
+    const encoded = encodeValidKvCommand(command, this.store.config);
+    if (encoded.kind !== 'ok') {
+      const reason = encoded.problems.map((p) => `${p.field}: ${p.rule}`).join('; ');
+      this.c.logger.error({ command: command.kind, reason },
+        'lease tracker built an invalid command');
+      return done({ kind: 'failed', reason });
+    }
+    this.runtime.propose(encoded.bytes, (outcome) => {
+      if (outcome.kind === 'applied') {
+        if (outcome.result.kind === 'error') {
+          this.c.logger.error({ command: command.kind, error: outcome.result.error },
+            'lease command refused');
+        }
+        return done({ kind: 'applied', result: outcome.result });
+      }
+      done({ kind: outcome.kind, reason: outcome.reason });
+    });
+  }
+
+  private leaseOutcome(answer: LeaseAnswer): LeaseOutcome<LeaseStatus> {
+    switch (answer.kind) {
+      case 'ok':
+        return { kind: 'ok', value: { leaseId: answer.leaseId, ttlMs: answer.ttlMs,
+          remainingMs: Math.floor(answer.remainingMs) } };
+      case 'not-found':
+        return { kind: 'failed', error: new CoordError('CONCLAVE_LEASE_EXPIRED',
+          `lease ${answer.leaseId} does not exist: it expired, was revoked or was never granted`) };
+      case 'not-leader':
+        return { kind: 'failed', error: this.notLeader() };
+      case 'unavailable':
+        return { kind: 'failed', error: new CoordError('CONCLAVE_UNAVAILABLE', answer.reason) };
+    }
+  }
+
+  private notLeader(): CoordError {
+    const status = this.runtime.status();
+    return notLeaderOr('not-leader', status.leaderId !== status.id ? status.leaderId : undefined);
   }
 }
 
-/** The WAL with each sync timed on the monotonic clock. */
-function timedStorage(inner: RaftStorage, clock: Clock, observe: ((ms: number) => void) | undefined): RaftStorage {
-  if (observe === undefined) return inner;
-  return {
+/**
+ * The WAL with each sync timed on the monotonic clock, and each appended entry's arrival time
+ * noted in `arrivals` (the lease tracker counts a checkpoint from when it reached this member).
+ * Snapshot operations pass through when the WAL has them.
+ */
+function observedStorage(inner: RaftStorage, clock: Clock,
+  observe: ((ms: number) => void) | undefined, arrivals: Map<number, number>): RaftStorage {
+  const storage: RaftStorage = {
     get recovered() {
       return inner.recovered;
     },
-    append: (entries) => inner.append(entries),
+    append: (entries) => {
+      const nowMs = clock.monotonicMs();
+      for (const entry of entries) arrivals.set(entry.index, nowMs);
+      inner.append(entries);
+    },
     saveHardState: (hardState) => inner.saveHardState(hardState),
     lastIndex: () => inner.lastIndex(),
     sync: (done) => {
       const startMs = clock.monotonicMs();
       inner.sync((error) => {
-        observe(clock.monotonicMs() - startMs);
+        observe?.(clock.monotonicMs() - startMs);
         done(error);
       });
     },
   };
+  if (!canStoreSnapshots(inner)) return storage;
+  return Object.assign(storage, {
+    installSnapshot: inner.installSnapshot.bind(inner),
+    saveSnapshot: inner.saveSnapshot.bind(inner),
+  });
 }
 
 function notLeaderOr(reason: string, leaderHint: NodeId | undefined): CoordError {

@@ -1,6 +1,8 @@
 /**
  * The client protocol: HTTP/JSON under /v1/ (curl-able; docs/api.md), plus streaming watches
- * (newline-delimited JSON) and /metrics (Prometheus text).
+ * (newline-delimited JSON) and /metrics (Prometheus text). Leases: grant and revoke are writes;
+ * keep-alive, time-to-live and list are answered by the leader after it confirmed its
+ * leadership (docs/leases.md); pipelined keep-alives go over the WebSocket of lease-stream.ts.
  *
  * Writes go to the leader: a follower answers 307 with the leader's client URL in `Location`
  * (curl -L and the client library follow it). Every error is JSON `{ error: { code, message,
@@ -13,7 +15,9 @@ import type { NodeId } from '../core/ids.js';
 import type { KvApplyResult, KvErrorResult, KvRangeRequest, KvRangeResult } from '../core/kv/index.js';
 import { CoordError, type CoordErrorCode } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
-import type { ConsistentCore, KvWrite, ReadOutcome, WriteOutcome } from './consistent-core.js';
+import type {
+  ConsistentCore, KvWrite, LeaseOutcome, ReadOutcome, WriteOutcome,
+} from './consistent-core.js';
 import type { WatchHub, WatchMessage } from './watch-hub.js';
 
 export interface HttpApiOptions {
@@ -46,6 +50,7 @@ const HTTP_STATUS: Readonly<Partial<Record<CoordErrorCode, number>>> = {
   CONCLAVE_KV_COMPACTED: 410,
   CONCLAVE_KV_FUTURE_REVISION: 400,
   CONCLAVE_DUPLICATE_STALE: 409,
+  CONCLAVE_LEASE_EXPIRED: 404,
 };
 
 export function createHttpApi(options: HttpApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
@@ -72,6 +77,7 @@ async function route(o: HttpApiOptions, reader: ReaderIdentity, req: IncomingMes
   if (req.method === 'GET' && path === '/metrics') return sendText(res, 200, o.metrics());
   if (req.method === 'GET' && path === '/v1/status') return sendJson(res, 200, o.status());
   if (req.method === 'GET' && path === '/v1/watch') return watch(o, url, req, res);
+  if (req.method === 'GET' && path === '/v1/lease/list') return leaseList(o, req, res);
   if (req.method !== 'POST') {
     return sendError(res, new CoordError('CONCLAVE_USAGE', `no route ${req.method ?? '?'} ${path}; see docs/api.md`), 'failed', 404);
   }
@@ -83,6 +89,17 @@ async function route(o: HttpApiOptions, reader: ReaderIdentity, req: IncomingMes
       return write(o, req, res, toWrite(path, body));
     case '/v1/kv/range':
       return read(o, reader, req, res, body);
+    case '/v1/lease/grant':
+      return write(o, req, res, { kind: 'lease-grant', clientId: stringField(body, 'clientId'),
+        sequence: numberField(body, 'sequence'), ttlMs: numberField(body, 'ttlMs') });
+    case '/v1/lease/revoke':
+      return write(o, req, res, { kind: 'lease-revoke', clientId: stringField(body, 'clientId'),
+        sequence: numberField(body, 'sequence'), leaseId: numberField(body, 'leaseId') });
+    case '/v1/lease/keepalive':
+      return leaseCall(o, req, res, (done) => o.core.keepAlive(numberField(body, 'leaseId'), done));
+    case '/v1/lease/ttl':
+      return leaseCall(o, req, res, (done) => o.core.timeToLive(numberField(body, 'leaseId'),
+        body['keys'] === true, done));
     default:
       return sendError(res, new CoordError('CONCLAVE_USAGE', `no route POST ${path}; see docs/api.md`), 'failed', 404);
   }
@@ -98,7 +115,30 @@ function write(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, com
   });
 }
 
-function timeoutAnswer(o: HttpApiOptions, res: ServerResponse): NodeJS.Timeout {
+/** A leader-only lease call: redirected by followers, answered after a confirmation. */
+function leaseCall<T>(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse,
+  call: (done: (outcome: LeaseOutcome<T>) => void) => void): void {
+  if (redirectToLeader(o, req, res)) return;
+  const timeout = timeoutAnswer(o, res, 'failed');
+  call((outcome) => {
+    clearTimeout(timeout);
+    if (outcome.kind === 'ok') return sendJson(res, 200, outcome.value);
+    sendError(res, outcome.error, 'failed');
+  });
+}
+
+function leaseList(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse): void {
+  leaseCall(o, req, res, (done) => o.core.listLeases((outcome) => done(outcome.kind === 'ok'
+    ? { kind: 'ok', value: { leases: outcome.value } } : outcome)));
+}
+
+function timeoutAnswer(o: HttpApiOptions, res: ServerResponse,
+  outcome: 'failed' | 'unknown' = 'unknown'): NodeJS.Timeout {
+  if (outcome === 'failed') {
+    // An unanswered keep-alive promises nothing: the client must not count on it.
+    return setTimeout(() => sendError(res, new CoordError('CONCLAVE_TIMEOUT',
+      `no leadership confirmation within ${o.requestTimeoutMs} ms`), 'failed'), o.requestTimeoutMs);
+  }
   return setTimeout(() => {
     sendError(res, new CoordError('CONCLAVE_TIMEOUT', `not committed within ${o.requestTimeoutMs} ms ` +
       '(the cluster may have lost its leader or quorum); it may still apply: retry with the same clientId and sequence'), 'unknown');
@@ -163,7 +203,8 @@ function toWrite(path: string, body: Record<string, unknown>): KvWrite {
   const meta = { clientId: stringField(body, 'clientId'), sequence: numberField(body, 'sequence') };
   if (path === '/v1/kv/put') {
     return { kind: 'put', ...meta, key: stringField(body, 'key'), value: stringField(body, 'value'),
-      ...(body['prevKv'] === true ? { prevKv: true } : {}) };
+      ...(body['prevKv'] === true ? { prevKv: true } : {}),
+      ...(body['lease'] === undefined ? {} : { lease: numberField(body, 'lease') }) };
   }
   if (path === '/v1/kv/delete') {
     return { kind: 'delete', ...meta, key: stringField(body, 'key'),
@@ -188,6 +229,13 @@ function sendApplyResult(res: ServerResponse, result: KvApplyResult | KvRangeRes
       return sendError(res, new CoordError('CONCLAVE_REQUEST_INVALID', error.problems.map((p) => `${p.field}: ${p.rule}`).join('; ')), 'failed');
     case 'bad-command':
       return sendError(res, new CoordError('CONCLAVE_PROTOCOL', error.reason), 'failed');
+    case 'lease-not-found':
+      return sendError(res, new CoordError('CONCLAVE_LEASE_EXPIRED', `lease ${error.leaseId} `
+        + 'does not exist: it expired, was revoked or was never granted'), 'failed');
+    case 'lease-limit':
+      return sendError(res, new CoordError('CONCLAVE_REQUEST_INVALID', 'the cluster already '
+        + `holds its maximum of ${error.leasesMax} leases (leasesMax); revoke some first`),
+      'failed');
   }
 }
 

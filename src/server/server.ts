@@ -18,9 +18,12 @@ import { KV_STORE_DEFAULTS } from '../core/kv/index.js';
 import { RAFT_DEFAULTS_LAN, type RaftMessage, type RaftTuning } from '../core/raft/index.js';
 import { ConfigInvalidError, CoordError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
+import { LEASE_DEFAULTS } from '../runtime/lease/index.js';
 import { ConsistentCore } from './consistent-core.js';
 import { createHttpApi } from './http-api.js';
+import { LeaseStreamHub } from './lease-stream.js';
 import { ServerMetrics } from './metrics.js';
+import { measurePeerRoundTrips } from './peer-rtt.js';
 import { validateServerConfig, type ServerConfig } from './server-config.js';
 import { WatchHub } from './watch-hub.js';
 
@@ -59,16 +62,25 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     logger: logger.child({ component: 'peer-transport' }),
   });
   let watches: WatchHub | undefined;
+  let leaseStreams: LeaseStreamHub | undefined;
   const core = ConsistentCore.open({
     id: config.name,
     voters: [...config.cluster.keys()],
     raft: raftTuning(config),
     kv: KV_STORE_DEFAULTS,
+    // A checkpoint takes a commit round: never more often than heartbeats.
+    lease: { ...LEASE_DEFAULTS, checkpointIntervalMs: Math.max(LEASE_DEFAULTS.checkpointIntervalMs,
+      config.heartbeatMs) },
   }, {
-    clock, timer: clock, transport, random, logger: logger.child({ component: 'raft' }),
+    clock, timer: clock, random, logger: logger.child({ component: 'raft' }),
+    transport: measurePeerRoundTrips(transport, clock, (_peer, ms) => metrics.peerRoundTrip.observe(ms / 1000)),
     storage: new FileStorage(join(config.dataDir, 'wal')),
     onApplied: () => watches?.notify(),
     onRaftEvent: (event) => {
+      // Keep-alive streams live on the leader: a deposed one sends its clients on.
+      if (event.kind === 'role-changed' && event.from === 'leader') {
+        leaseStreams?.closeAll('not the leader any more');
+      }
       // An election starts at the pre-vote (or at the vote when pre-vote is off), once.
       if (event.kind === 'role-changed' && (event.to === 'pre-candidate' ||
         (event.to === 'candidate' && event.from !== 'pre-candidate'))) {
@@ -86,12 +98,17 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const address = config.clientAddresses.get(id);
     return address === undefined ? undefined : `http://${formatPeerAddress(address)}`;
   };
+  leaseStreams = new LeaseStreamHub({ core, clientUrlOf,
+    logger: logger.child({ component: 'lease-stream' }) });
   const http = createServer(createHttpApi({
     core, watches, clientUrlOf, logger, bodyBytesMax: CLIENT_BODY_BYTES_MAX,
     requestTimeoutMs: 4 * config.electionTimeoutMs,
     metrics: () => metrics.render(core.status(), { revision: core.store.revision, watchers: watches?.size ?? 0 }),
     status: () => statusOf(core, config, clientUrlOf),
   }));
+  http.on('upgrade', (req, socket, head) => {
+    if (leaseStreams?.handleUpgrade(req, socket, head) !== true) socket.destroy();
+  });
   await listen(http, config.clientAddress);
   const clientUrl = `http://${formatPeerAddress(config.clientAddress)}`;
   logger.info({ clientUrl, peer: formatPeerAddress(config.peerAddress) }, 'conclave server started');
@@ -100,7 +117,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     stop: async () => {
       clearInterval(progressTimer);
       watches?.closeAll();
-      core.stop();
+      leaseStreams?.closeAll('server stopping');
+      const successor = await core.shutdown();
+      if (successor !== undefined) logger.info({ successor }, 'leadership handed over before stopping');
       transport.close();
       await new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeAllConnections();
@@ -123,7 +142,7 @@ function statusOf(core: ConsistentCore, config: ServerConfig, clientUrlOf: (id: 
   return {
     id: status.id, role: status.role, term: status.term, leaderId: status.leaderId ?? null,
     commitIndex: status.commitIndex, appliedIndex: status.appliedIndex, lastIndex: status.lastIndex,
-    revision: core.store.revision,
+    revision: core.store.revision, leases: core.store.leaseCount,
     members: [...config.cluster].map(([id, peer]) => ({
       id, peerUrl: `tcp://${formatPeerAddress(peer)}`, clientUrl: clientUrlOf(id) ?? null,
       ...(progress.has(id) ? { matchIndex: progress.get(id)!.matchIndex, replication: progress.get(id)!.state,

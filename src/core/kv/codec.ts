@@ -17,7 +17,8 @@
 import { assertNever } from '../assert.js';
 import type { KvStoreConfig } from './config.js';
 import type {
-  KvCommand, KvCompare, KvCompareResult, KvProblem, KvTxnOp,
+  KvClientCommand, KvCommand, KvCompare, KvCompareResult, KvLeaseExpiry, KvLeaseRemaining,
+  KvProblem, KvTxnOp,
 } from './types.js';
 import { validateKvCommand } from './validate.js';
 
@@ -101,11 +102,27 @@ function decodeError(reason: string): KvDecodeError {
 // Canonical form: fixed field order, options only when set.
 
 function canonicalCommand(command: KvCommand): KvCommand {
+  switch (command.kind) {
+    case 'lease-checkpoint':
+      return { kind: command.kind, nowMs: command.nowMs,
+        leases: command.leases.map((l) => ({ leaseId: l.leaseId, remainingMs: l.remainingMs })) };
+    case 'lease-renew':
+      return { kind: command.kind, nowMs: command.nowMs, leaseIds: [...command.leaseIds] };
+    case 'lease-expire':
+      return { kind: command.kind, nowMs: command.nowMs,
+        leases: command.leases.map((l) => ({ leaseId: l.leaseId, renewals: l.renewals })) };
+    default:
+      return canonicalClientCommand(command);
+  }
+}
+
+function canonicalClientCommand(command: KvClientCommand): KvClientCommand {
   const stamp = { clientId: command.clientId, sequence: command.sequence, nowMs: command.nowMs };
   switch (command.kind) {
     case 'put':
       return { kind: 'put', ...stamp, key: command.key, value: command.value,
-        ...(command.prevKv !== undefined && { prevKv: command.prevKv }) };
+        ...(command.prevKv !== undefined && { prevKv: command.prevKv }),
+        ...(command.lease !== undefined && { lease: command.lease }) };
     case 'delete':
       return { kind: 'delete', ...stamp, key: command.key,
         ...(command.prefix !== undefined && { prefix: command.prefix }),
@@ -115,6 +132,10 @@ function canonicalCommand(command: KvCommand): KvCommand {
         success: command.success.map(canonicalOp), failure: command.failure.map(canonicalOp) };
     case 'compact':
       return { kind: 'compact', ...stamp, revision: command.revision };
+    case 'lease-grant':
+      return { kind: 'lease-grant', ...stamp, ttlMs: command.ttlMs };
+    case 'lease-revoke':
+      return { kind: 'lease-revoke', ...stamp, leaseId: command.leaseId };
     default:
       return assertNever(command, 'kv command');
   }
@@ -136,7 +157,8 @@ function canonicalOp(op: KvTxnOp): KvTxnOp {
   switch (op.kind) {
     case 'put':
       return { kind: 'put', key: op.key, value: op.value,
-        ...(op.prevKv !== undefined && { prevKv: op.prevKv }) };
+        ...(op.prevKv !== undefined && { prevKv: op.prevKv }),
+        ...(op.lease !== undefined && { lease: op.lease }) };
     case 'delete':
       return { kind: 'delete', key: op.key, ...(op.prefix !== undefined && { prefix: op.prefix }),
         ...(op.prevKv !== undefined && { prevKv: op.prevKv }) };
@@ -180,6 +202,10 @@ function readNumber(fields: Fields, name: string, at: string): number {
   return value;
 }
 
+function readOptionalNumber(fields: Fields, name: string, at: string): number | undefined {
+  return fields[name] === undefined ? undefined : readNumber(fields, name, at);
+}
+
 function readOptionalBoolean(fields: Fields, name: string, at: string): boolean | undefined {
   const value = fields[name];
   if (value !== undefined && typeof value !== 'boolean') {
@@ -198,13 +224,16 @@ const STAMP_FIELDS = ['kind', 'clientId', 'sequence', 'nowMs'] as const;
 
 function readCommand(value: unknown): KvCommand {
   const kind = readObject(value, '', [...STAMP_FIELDS, 'key', 'value', 'prefix', 'prevKv',
-    'compare', 'success', 'failure', 'revision'])['kind'];
+    'compare', 'success', 'failure', 'revision', 'lease', 'ttlMs', 'leaseId', 'leases',
+    'leaseIds'])['kind'];
   switch (kind) {
     case 'put': {
-      const f = readObject(value, '', [...STAMP_FIELDS, 'key', 'value', 'prevKv']);
+      const f = readObject(value, '', [...STAMP_FIELDS, 'key', 'value', 'prevKv', 'lease']);
       const prevKv = readOptionalBoolean(f, 'prevKv', '');
+      const lease = readOptionalNumber(f, 'lease', '');
       return { kind, ...readStamp(f), key: readString(f, 'key', ''),
-        value: readString(f, 'value', ''), ...(prevKv !== undefined && { prevKv }) };
+        value: readString(f, 'value', ''), ...(prevKv !== undefined && { prevKv }),
+        ...(lease !== undefined && { lease }) };
     }
     case 'delete': {
       const f = readObject(value, '', [...STAMP_FIELDS, 'key', 'prefix', 'prevKv']);
@@ -224,9 +253,54 @@ function readCommand(value: unknown): KvCommand {
       const f = readObject(value, '', [...STAMP_FIELDS, 'revision']);
       return { kind, ...readStamp(f), revision: readNumber(f, 'revision', '') };
     }
+    case 'lease-grant': {
+      const f = readObject(value, '', [...STAMP_FIELDS, 'ttlMs']);
+      return { kind, ...readStamp(f), ttlMs: readNumber(f, 'ttlMs', '') };
+    }
+    case 'lease-revoke': {
+      const f = readObject(value, '', [...STAMP_FIELDS, 'leaseId']);
+      return { kind, ...readStamp(f), leaseId: readNumber(f, 'leaseId', '') };
+    }
+    default:
+      return readSystemCommand(value, kind);
+  }
+}
+
+function readSystemCommand(value: unknown, kind: unknown): KvCommand {
+  switch (kind) {
+    case 'lease-checkpoint': {
+      const f = readObject(value, '', ['kind', 'nowMs', 'leases']);
+      return { kind, nowMs: readNumber(f, 'nowMs', ''),
+        leases: readArray(f, 'leases').map((l, i) => readRemaining(l, `leases[${i}]`)) };
+    }
+    case 'lease-renew': {
+      const f = readObject(value, '', ['kind', 'nowMs', 'leaseIds']);
+      return { kind, nowMs: readNumber(f, 'nowMs', ''),
+        leaseIds: readArray(f, 'leaseIds').map((id, i) => {
+          if (typeof id !== 'number') throw new ShapeError(`leaseIds[${i}] must be a number`);
+          return id;
+        }) };
+    }
+    case 'lease-expire': {
+      const f = readObject(value, '', ['kind', 'nowMs', 'leases']);
+      return { kind, nowMs: readNumber(f, 'nowMs', ''),
+        leases: readArray(f, 'leases').map((l, i) => readExpiry(l, `leases[${i}]`)) };
+    }
     default:
       throw new ShapeError(`unknown command kind ${JSON.stringify(kind)}`);
   }
+}
+
+function readRemaining(value: unknown, at: string): KvLeaseRemaining {
+  const f = readObject(value, at, ['leaseId', 'remainingMs']);
+  return { leaseId: readNumber(f, 'leaseId', `${at}.`),
+    remainingMs: readNumber(f, 'remainingMs', `${at}.`) };
+}
+
+function readExpiry(value: unknown, at: string): KvLeaseExpiry {
+  const f = readObject(value, at, ['leaseId', 'renewals']);
+  return { leaseId: readNumber(f, 'leaseId', `${at}.`),
+    renewals: readNumber(f, 'renewals', `${at}.`) };
 }
 
 function readStamp(f: Fields): { clientId: string; sequence: number; nowMs: number } {
@@ -269,14 +343,16 @@ function readCompare(value: unknown, at: string): KvCompare {
 }
 
 function readOp(value: unknown, at: string): KvTxnOp {
-  const kind = readObject(value, at, ['kind', 'key', 'value', 'prefix', 'prevKv', 'limit'])['kind'];
+  const kind = readObject(value, at, ['kind', 'key', 'value', 'prefix', 'prevKv', 'limit',
+    'lease'])['kind'];
   const p = `${at}.`;
   switch (kind) {
     case 'put': {
-      const f = readObject(value, at, ['kind', 'key', 'value', 'prevKv']);
+      const f = readObject(value, at, ['kind', 'key', 'value', 'prevKv', 'lease']);
       const prevKv = readOptionalBoolean(f, 'prevKv', p);
+      const lease = readOptionalNumber(f, 'lease', p);
       return { kind, key: readString(f, 'key', p), value: readString(f, 'value', p),
-        ...(prevKv !== undefined && { prevKv }) };
+        ...(prevKv !== undefined && { prevKv }), ...(lease !== undefined && { lease }) };
     }
     case 'delete': {
       const f = readObject(value, at, ['kind', 'key', 'prefix', 'prevKv']);

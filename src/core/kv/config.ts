@@ -66,6 +66,18 @@ export interface KvStoreConfig {
    * its record; short enough that clients gone for good free their memory within the hour.
    */
   readonly clientIdleMsMax: number;
+  /**
+   * Most leases held at once; a grant beyond it fails with `lease-limit`. Unit: leases.
+   * Default: 100 000. Why: each lease costs the leader a deadline and every replica a record
+   * (about 200 bytes plus its keys' names); etcd has no limit, but every queue here has one.
+   */
+  readonly leasesMax: number;
+  /**
+   * Longest lease TTL a grant may ask for. Unit: ms. Default: 2 592 000 000 (30 days).
+   * Why: a lease that outlives its holder by a month is a leak, not a lease; long-lived data
+   * belongs in plain keys. (The shortest TTL depends on Raft timing: the server checks it.)
+   */
+  readonly leaseTtlMsMax: number;
 }
 
 /** Estimated memory of one history event apart from its strings (objects, numbers). */
@@ -84,6 +96,8 @@ export const KV_STORE_DEFAULTS: KvStoreConfig = Object.freeze({
   historyBytesMax: 64 * MIB,
   clientsMax: 10_000,
   clientIdleMsMax: 3_600_000,
+  leasesMax: 100_000,
+  leaseTtlMsMax: 30 * 24 * 3_600_000,
 });
 
 /** Bytes an encoded put needs beyond its key, value and client id (field names, numbers). */
@@ -94,7 +108,8 @@ export function validateKvStoreConfig(config: KvStoreConfig): readonly ConfigPro
   const problems: ConfigProblem[] = [];
   const fields: readonly (keyof KvStoreConfig)[] = [
     'keyBytesMax', 'valueBytesMax', 'commandBytesMax', 'txnOpsMax', 'clientIdBytesMax',
-    'historyEventsMax', 'historyBytesMax', 'clientsMax', 'clientIdleMsMax',
+    'historyEventsMax', 'historyBytesMax', 'clientsMax', 'clientIdleMsMax', 'leasesMax',
+    'leaseTtlMsMax',
   ];
   for (const field of fields) {
     const value = config[field];

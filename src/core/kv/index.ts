@@ -9,7 +9,8 @@
  *   atomic at one revision); commands that change nothing (a read-only txn, a delete of absent
  *   keys, a compaction) keep it. Each key has `createRevision`, `modRevision` and `version`
  *   (1 on creation, +1 per put; a delete removes the key, a later put recreates it).
- * - Commands (`KvCommand`: put, delete, txn, compact; a union later issues grow) go through the
+ * - Commands (`KvCommand`: put, delete, txn, compact, lease-grant, lease-revoke from clients;
+ *   lease-checkpoint, lease-renew, lease-expire from the leader's lease tracker) go through the
  *   log as bytes: `encodeValidKvCommand` before proposing (validates every limit, "no poisoned
  *   log"), `applyEntry` on every replica (decodes totally; a bad entry is an error result).
  * - Reads (`range`, `get`, `eventsSince`) do not use the log: serve them after a read index for
@@ -21,8 +22,13 @@
  *   latest sequence and result per client are kept (bounded by `clientsMax` and
  *   `clientIdleMsMax` of log time); a retry gets the saved result, an older sequence
  *   `duplicate-stale`. One request in flight per client id (use several ids for concurrency).
+ * - Leases (docs/leases.md): a grant's id is its entry index; a put with `lease` attaches the
+ *   key (refused when the lease does not exist); a revoke or expiry deletes the lease's keys at
+ *   one new revision, with delete events. The store keeps each lease's TTL, the remaining TTL
+ *   of its latest checkpoint and its `renewing` mark; it never reads a clock, expiry is the
+ *   leader's (src/runtime/lease). `lease-timing.ts` holds the bound formulas.
  * - Snapshots: `toSnapshot()` / `KvStore.fromSnapshot()` and `encodeKvSnapshot` /
- *   `decodeKvSnapshot` carry the whole state, history and client records included.
+ *   `decodeKvSnapshot` carry the whole state, history, client records and leases included.
  *
  * Invariants: the revision never decreases; events are retained in revision order and never
  * split within a revision; a command is applied at most once per (client, sequence) while its
@@ -46,7 +52,11 @@
  * store.eventsSince(2, { key: 'config/', prefix: true }); // the put event, nextRevision 3
  * ```
  */
-export { KvStore, KV_INITIAL_REVISION, kvError } from './kv-store.js';
+export { KvStore, KV_INITIAL_REVISION, isLeaseSystemCommand, kvError } from './kv-store.js';
+export {
+  LEASE_KEEPALIVE_FRACTION, leaseEndBoundsMs, leaseHolderDeadlineMs, leaseHolderFraction,
+  leaseTtlMsMin, type LeaseTiming,
+} from './lease-timing.js';
 export {
   KV_COMMAND_FORMAT_JSON_V1,
   decodeKvCommand,

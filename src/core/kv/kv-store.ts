@@ -12,12 +12,14 @@ import { decodeKvCommand } from './codec.js';
 import { KV_STORE_DEFAULTS, validateKvStoreConfig, type KvStoreConfig } from './config.js';
 import { EventHistory } from './history.js';
 import { KeySpace } from './key-space.js';
+import { LeaseTable } from './lease-table.js';
 import { checkKvSnapshot, KV_SNAPSHOT_FORMAT, type KvSnapshot } from './snapshot.js';
 import { compareKeys } from './text.js';
 import type {
-  KeyValue, KvApplyResult, KvCommand, KvCompare, KvCompareResult, KvError, KvErrorResult,
-  KvEvent, KvEventsResult, KvKeySelector, KvRangeRequest, KvRangeResponse, KvRangeResult,
-  KvTxnOp, KvTxnOpResponse,
+  KeyValue, KvApplyResult, KvClientCommand, KvCommand, KvCompare, KvCompareResult, KvError,
+  KvErrorResult, KvEvent, KvEventsResult, KvKeySelector, KvLease, KvLeaseExpireResult,
+  KvLeaseRemaining, KvLeaseSystemCommand, KvRangeRequest, KvRangeResponse, KvRangeResult,
+  KvProblem, KvTxnOp, KvTxnOpResponse,
 } from './types.js';
 import {
   validateKvCommand, validateKvRangeRequest, validateKvWatchRequest,
@@ -32,11 +34,20 @@ export function kvError(error: KvError): KvErrorResult {
   return { kind: 'error', error };
 }
 
+const SYSTEM_KINDS: ReadonlySet<string> = new Set(['lease-checkpoint', 'lease-renew',
+  'lease-expire']);
+
+/** True for the leader's own lease bookkeeping (no client stamp, no idempotency record). */
+export function isLeaseSystemCommand(command: KvCommand): command is KvLeaseSystemCommand {
+  return SYSTEM_KINDS.has(command.kind);
+}
+
 export class KvStore {
   readonly config: KvStoreConfig;
   private readonly keys = new KeySpace();
   private history = new EventHistory();
   private clients = new ClientTable();
+  private leaseTable = new LeaseTable();
   private revisionValue = KV_INITIAL_REVISION;
   private appliedIndexValue = 0;
   private logTimeMsValue = 0;
@@ -55,6 +66,10 @@ export class KvStore {
     for (const kv of snapshot.kvs) store.keys.set(kv);
     store.history = new EventHistory(snapshot.compactRevision, snapshot.events);
     store.clients = new ClientTable(snapshot.clients);
+    store.leaseTable = new LeaseTable(snapshot.leases);
+    for (const kv of snapshot.kvs) {
+      if (kv.lease !== undefined) store.leaseTable.attach(kv.lease, kv.key);
+    }
     store.revisionValue = snapshot.revision;
     store.appliedIndexValue = snapshot.appliedIndex;
     store.logTimeMsValue = snapshot.logTimeMs;
@@ -98,6 +113,29 @@ export class KvStore {
     return this.history.sizeBytes;
   }
 
+  get leaseCount(): number {
+    return this.leaseTable.size;
+  }
+
+  /** The lease's replicated record, if it exists. */
+  lease(id: number): KvLease | undefined {
+    return this.leaseTable.get(id);
+  }
+
+  /** Every lease, in id order. */
+  leases(): KvLease[] {
+    return this.leaseTable.all();
+  }
+
+  /** The keys attached to the lease, in key order (empty when it does not exist). */
+  leaseKeys(id: number): string[] {
+    return this.leaseTable.keysOf(id);
+  }
+
+  leaseKeyCount(id: number): number {
+    return this.leaseTable.keyCountOf(id);
+  }
+
   /** The saved record of a client (for diagnostics and tests). */
   clientRecord(clientId: string): KvClientRecord | undefined {
     return this.clients.get(clientId);
@@ -122,6 +160,7 @@ export class KvStore {
   apply(index: number, command: KvCommand): KvApplyResult {
     this.advanceIndex(index);
     const problems = validateKvCommand(command, this.config);
+    if (isLeaseSystemCommand(command)) return this.applySystem(command, problems);
     // Without a usable stamp there is no client record to consult or keep.
     if (problems.some((p) => STAMP_FIELDS.has(p.field))) {
       return kvError({ code: 'invalid', problems });
@@ -135,7 +174,7 @@ export class KvStore {
         sequence: command.sequence, sequenceApplied: check.sequenceApplied });
     }
     const result = problems.length > 0 ? kvError({ code: 'invalid', problems })
-      : this.execute(command);
+      : this.execute(index, command);
     this.clients.save({ clientId: command.clientId, sequence: command.sequence,
       appliedAtMs: this.logTimeMsValue, result }, this.config.clientsMax);
     this.history.enforceBounds(this.config.historyEventsMax, this.config.historyBytesMax);
@@ -198,6 +237,7 @@ export class KvStore {
       kvs: this.keys.all(),
       events: this.history.toArray(),
       clients: this.clients.toArray(),
+      leases: this.leaseTable.all(),
     };
   }
 
@@ -207,11 +247,25 @@ export class KvStore {
     this.appliedIndexValue = index;
   }
 
-  private execute(command: KvCommand): KvApplyResult {
+  /** The leader's lease bookkeeping: no client record; log time still moves. */
+  private applySystem(command: KvLeaseSystemCommand, problems: readonly KvProblem[])
+    : KvApplyResult {
+    if (problems.length > 0) return kvError({ code: 'invalid', problems });
+    this.logTimeMsValue = Math.max(this.logTimeMsValue, command.nowMs);
+    this.clients.expire(this.logTimeMsValue, this.config.clientIdleMsMax);
+    const result = this.executeSystem(command);
+    this.history.enforceBounds(this.config.historyEventsMax, this.config.historyBytesMax);
+    return result;
+  }
+
+  private execute(index: number, command: KvClientCommand): KvApplyResult {
     switch (command.kind) {
       case 'put': {
-        const { key, value, prevKv } = command;
-        const op: KvTxnOp = { kind: 'put', key, value, ...(prevKv !== undefined && { prevKv }) };
+        const { key, value, prevKv, lease } = command;
+        const op: KvTxnOp = { kind: 'put', key, value, ...(prevKv !== undefined && { prevKv }),
+          ...(lease !== undefined && { lease }) };
+        const missing = this.missingLease([op]);
+        if (missing !== undefined) return missing;
         const { responses, revision } = this.runOps([op]);
         return { ...(responses[0] as KvTxnOpResponse & { kind: 'put' }), revision };
       }
@@ -225,14 +279,103 @@ export class KvStore {
       case 'txn': {
         // etcd: every compare is evaluated against the state before the transaction.
         const succeeded = command.compare.every((c) => this.compareHolds(c));
-        const { responses, revision } = this.runOps(succeeded ? command.success : command.failure);
+        const ops = succeeded ? command.success : command.failure;
+        const missing = this.missingLease(ops);
+        if (missing !== undefined) return missing;
+        const { responses, revision } = this.runOps(ops);
         return { kind: 'txn', revision, succeeded, responses };
       }
       case 'compact':
         return this.compact(command.revision);
+      case 'lease-grant':
+        return this.grantLease(index, command.ttlMs);
+      case 'lease-revoke': {
+        if (!this.leaseTable.has(command.leaseId)) {
+          return kvError({ code: 'lease-not-found', leaseId: command.leaseId });
+        }
+        const { revision, deleted } = this.endLeases([command.leaseId]);
+        return { kind: 'lease-revoke', revision, leaseId: command.leaseId, deleted };
+      }
       default:
         return assertNever(command, 'kv command');
     }
+  }
+
+  private executeSystem(command: KvLeaseSystemCommand): KvApplyResult {
+    switch (command.kind) {
+      case 'lease-checkpoint': {
+        const recorded: KvLeaseRemaining[] = [];
+        for (const { leaseId, remainingMs } of command.leases) {
+          const lease = this.leaseTable.get(leaseId);
+          if (lease === undefined) continue;
+          const clamped = Math.min(remainingMs, lease.ttlMs);
+          this.leaseTable.update({ ...lease, remainingMs: clamped, renewing: false });
+          recorded.push({ leaseId, remainingMs: clamped });
+        }
+        return { kind: 'lease-checkpoint', revision: this.revisionValue, leases: recorded };
+      }
+      case 'lease-renew': {
+        const renewed: number[] = [];
+        for (const leaseId of command.leaseIds) {
+          const lease = this.leaseTable.get(leaseId);
+          if (lease === undefined) continue;
+          this.leaseTable.update({ ...lease, renewing: true, renewals: lease.renewals + 1 });
+          renewed.push(leaseId);
+        }
+        return { kind: 'lease-renew', revision: this.revisionValue, leaseIds: renewed };
+      }
+      case 'lease-expire':
+        return this.expireLeases(command.leases);
+      default:
+        return assertNever(command, 'kv lease system command');
+    }
+  }
+
+  private grantLease(index: number, ttlMs: number): KvApplyResult {
+    const { leasesMax } = this.config;
+    if (this.leaseTable.size >= leasesMax) return kvError({ code: 'lease-limit', leasesMax });
+    // The entry index is unique for the cluster's life, so an id is never reused.
+    this.leaseTable.add({ id: index, ttlMs, remainingMs: ttlMs, renewing: false, renewals: 0 });
+    return { kind: 'lease-grant', revision: this.revisionValue, leaseId: index, ttlMs };
+  }
+
+  /**
+   * Revokes the listed expired leases, except one whose renewals moved past the leader's view:
+   * a renewal applied after the leader decided means some leader acknowledged a keep-alive.
+   */
+  private expireLeases(expiries: readonly { leaseId: number; renewals: number }[])
+    : KvLeaseExpireResult {
+    const expired = new Set<number>();
+    const kept: number[] = [];
+    for (const { leaseId, renewals } of expiries) {
+      const lease = this.leaseTable.get(leaseId);
+      if (lease === undefined || expired.has(leaseId)) continue;
+      if (lease.renewals > renewals) kept.push(leaseId);
+      else expired.add(leaseId);
+    }
+    const { revision, deleted } = this.endLeases([...expired]);
+    return { kind: 'lease-expire', revision, expired: [...expired], kept, deleted };
+  }
+
+  /** Deletes every key of the leases at one new revision (none: no revision), then the leases. */
+  private endLeases(ids: readonly number[]): { revision: number; deleted: number } {
+    const ops: KvTxnOp[] = [];
+    for (const id of ids) {
+      for (const key of this.leaseTable.keysOf(id)) ops.push({ kind: 'delete', key });
+    }
+    const { revision } = this.runOps(ops);
+    for (const id of ids) this.leaseTable.remove(id);
+    return { revision, deleted: ops.length };
+  }
+
+  /** etcd: a put naming a lease that does not exist fails the whole request. */
+  private missingLease(ops: readonly KvTxnOp[]): KvErrorResult | undefined {
+    for (const op of ops) {
+      if (op.kind === 'put' && op.lease !== undefined && !this.leaseTable.has(op.lease)) {
+        return kvError({ code: 'lease-not-found', leaseId: op.lease });
+      }
+    }
+    return undefined;
   }
 
   /**
@@ -260,7 +403,10 @@ export class KvStore {
           createRevision: prev?.createRevision ?? revision,
           modRevision: revision,
           version: (prev?.version ?? 0) + 1,
+          ...(op.lease !== undefined && { lease: op.lease }),
         };
+        if (prev?.lease !== undefined) this.leaseTable.detach(prev.lease, op.key);
+        if (op.lease !== undefined) this.leaseTable.attach(op.lease, op.key);
         this.keys.set(kv);
         changes.push(prev === undefined ? { type: 'put', kv } : { type: 'put', kv, prevKv: prev });
         return { kind: 'put', ...(op.prevKv === true && prev !== undefined && { prevKv: prev }) };
@@ -269,6 +415,7 @@ export class KvStore {
         const deleted = this.keys.select(op);
         for (const prev of deleted) {
           this.keys.delete(prev.key);
+          if (prev.lease !== undefined) this.leaseTable.detach(prev.lease, prev.key);
           const tombstone = { key: prev.key, value: '', createRevision: 0, modRevision: revision,
             version: 0 };
           changes.push({ type: 'delete', kv: tombstone, prevKv: prev });

@@ -1,8 +1,10 @@
 /**
  * The store's whole state as plain data, and its bytes: a version byte
  * (`KV_SNAPSHOT_FORMAT_JSON_V1` = 1) then UTF-8 JSON, as for commands (see codec.ts). A snapshot
- * holds the live keys, the retained history (so watchers keep resuming across a restore) and
- * the idempotent receiver's records (so retries stay at-most-once across a restore).
+ * holds the live keys, the retained history (so watchers keep resuming across a restore), the
+ * idempotent receiver's records (so retries stay at-most-once across a restore) and the leases
+ * (which keys belong to which lease is on each key-value). A snapshot without `leases` (written
+ * before leases existed) decodes with none.
  *
  * Decoding is total and checks both the shape and the invariants a store relies on (keys
  * sorted and unique, revisions consistent, history ordered above the compact revision), so a
@@ -10,7 +12,7 @@
  */
 import type { KvClientRecord } from './client-table.js';
 import type { KvDecodeError } from './codec.js';
-import type { KeyValue, KvEvent } from './types.js';
+import type { KeyValue, KvEvent, KvLease } from './types.js';
 
 /** The `format` field of snapshots built by this version. */
 export const KV_SNAPSHOT_FORMAT = 1;
@@ -31,6 +33,8 @@ export interface KvSnapshot {
   readonly events: readonly KvEvent[];
   /** Idempotent receiver records, least recently applied first. */
   readonly clients: readonly KvClientRecord[];
+  /** Leases in id order. */
+  readonly leases: readonly KvLease[];
 }
 
 const encoder = new TextEncoder();
@@ -57,15 +61,16 @@ export function decodeKvSnapshot(bytes: Uint8Array): KvSnapshot | KvDecodeError 
   }
   const shape = snapshotShapeProblem(parsed);
   if (shape !== undefined) return { kind: 'decode-error', reason: shape };
-  const problems = checkKvSnapshot(parsed as KvSnapshot);
+  const snapshot = { leases: [], ...(parsed as object) } as unknown as KvSnapshot;
+  const problems = checkKvSnapshot(snapshot);
   if (problems.length > 0) return { kind: 'decode-error', reason: problems.join('; ') };
-  return parsed as KvSnapshot;
+  return snapshot;
 }
 
 /** The invariants a store relies on that `snapshot` breaks; empty when usable. */
 export function checkKvSnapshot(snapshot: KvSnapshot): string[] {
   const problems: string[] = [];
-  const { revision, compactRevision, logTimeMs, kvs, events, clients } = snapshot;
+  const { revision, compactRevision, logTimeMs, kvs, events, clients, leases } = snapshot;
   if (snapshot.format !== KV_SNAPSHOT_FORMAT) problems.push(`unknown format ${snapshot.format}`);
   if (!(revision >= 1 && compactRevision <= revision)) {
     problems.push(`revision ${revision} must be >= 1 and >= compactRevision ${compactRevision}`);
@@ -87,6 +92,19 @@ export function checkKvSnapshot(snapshot: KvSnapshot): string[] {
     }
     if (event.type === 'delete' && event.prevKv === undefined) {
       problems.push(`events[${i}]: a delete needs prevKv`);
+    }
+  });
+  leases.forEach((lease, i) => {
+    const before = leases[i - 1];
+    if (before !== undefined && !(before.id < lease.id)) problems.push(`leases[${i}]: unsorted`);
+    if (!(lease.ttlMs >= 1 && lease.remainingMs <= lease.ttlMs)) {
+      problems.push(`leases[${i}]: remainingMs above ttlMs`);
+    }
+  });
+  const leaseIds = new Set(leases.map((lease) => lease.id));
+  kvs.forEach((kv, i) => {
+    if (kv.lease !== undefined && !leaseIds.has(kv.lease)) {
+      problems.push(`kvs[${i}]: attached to unknown lease ${kv.lease}`);
     }
   });
   const seen = new Set<string>();
@@ -116,7 +134,13 @@ const isCount = (value: unknown): value is number =>
 function isKeyValue(value: unknown): value is KeyValue {
   return isObject(value) && typeof value['key'] === 'string' && typeof value['value'] === 'string'
     && isCount(value['createRevision']) && isCount(value['modRevision'])
-    && isCount(value['version']);
+    && isCount(value['version']) && (value['lease'] === undefined || isCount(value['lease']));
+}
+
+function isLease(value: unknown): value is KvLease {
+  return isObject(value) && isCount(value['id']) && isCount(value['ttlMs'])
+    && isCount(value['remainingMs']) && typeof value['renewing'] === 'boolean'
+    && isCount(value['renewals']);
 }
 
 function isEvent(value: unknown): value is KvEvent {
@@ -124,7 +148,8 @@ function isEvent(value: unknown): value is KvEvent {
     && isKeyValue(value['kv']) && (value['prevKv'] === undefined || isKeyValue(value['prevKv']));
 }
 
-const RESULT_KINDS: readonly unknown[] = ['put', 'delete', 'txn', 'compact', 'error'];
+const RESULT_KINDS: readonly unknown[] = ['put', 'delete', 'txn', 'compact', 'lease-grant',
+  'lease-revoke', 'error'];
 
 function isClientRecord(value: unknown): value is KvClientRecord {
   // The saved result is only handed back to a retrying client, so its kind is checked, not
@@ -139,8 +164,11 @@ function snapshotShapeProblem(value: unknown): string | undefined {
   for (const field of ['format', 'appliedIndex', 'revision', 'compactRevision', 'logTimeMs']) {
     if (!isCount(value[field])) return `snapshot.${field} must be an integer >= 0`;
   }
-  const lists = [['kvs', isKeyValue], ['events', isEvent], ['clients', isClientRecord]] as const;
+  const lists = [['kvs', isKeyValue], ['events', isEvent], ['clients', isClientRecord],
+    ['leases', isLease]] as const;
   for (const [field, check] of lists) {
+    // Older snapshots have no leases: none.
+    if (field === 'leases' && value[field] === undefined) continue;
     const list = value[field];
     if (!Array.isArray(list)) return `snapshot.${field} must be an array`;
     const bad = list.findIndex((item) => !check(item));

@@ -18,6 +18,11 @@ export interface KeyValue {
   readonly modRevision: number;
   /** Puts since creation: 1 when created; a delete resets it (the key no longer exists). */
   readonly version: number;
+  /**
+   * The lease the key is attached to (set by the latest put; absent: none). The key is deleted
+   * when the lease ends, as etcd's `KeyValue.lease`.
+   */
+  readonly lease?: number;
 }
 
 /**
@@ -48,6 +53,12 @@ export interface KvPutOp {
   readonly value: string;
   /** Return the key's previous state in the response. Default: false. */
   readonly prevKv?: boolean;
+  /**
+   * Attach the key to this lease (it is deleted when the lease ends). A put without it detaches
+   * the key from any lease, as in etcd. The whole command fails with `lease-not-found` when the
+   * lease does not exist. Default: no lease.
+   */
+  readonly lease?: number;
 }
 
 export interface KvDeleteOp extends KvKeySelector {
@@ -86,8 +97,9 @@ export type KvCompare =
 export type KvCompareTarget = KvCompare['target'];
 
 // ---------------------------------------------------------------------------------------------
-// Commands: what goes into the Raft log. A discriminated union on `kind` that later issues grow
-// (leases: grant, revoke, keepalive, checkpoint).
+// Commands: what goes into the Raft log, a discriminated union on `kind`. Client commands carry
+// a client stamp (idempotent receiver); the leader's own lease bookkeeping (checkpoint, renew,
+// expire: `KvLeaseSystemCommand`) carries only the leader's time.
 
 /**
  * Stamped on every mutating command. `clientId` + `sequence` make the store an idempotent
@@ -128,8 +140,103 @@ export interface KvCompactCommand extends KvClientStamp {
   readonly revision: number;
 }
 
-export type KvCommand = KvPutCommand | KvDeleteCommand | KvTxnCommand | KvCompactCommand;
+/**
+ * Grants a lease of `ttlMs`. Its id is the log index of this command's entry: unique for the
+ * life of the cluster, and growing with time. See docs/leases.md.
+ */
+export interface KvLeaseGrantCommand extends KvClientStamp {
+  readonly kind: 'lease-grant';
+  /** Unit: ms. The server checks the minimum (from the election timeout) before proposing. */
+  readonly ttlMs: number;
+}
+
+/** Ends a lease now: its keys are deleted at one new revision (with delete events). */
+export interface KvLeaseRevokeCommand extends KvClientStamp {
+  readonly kind: 'lease-revoke';
+  readonly leaseId: number;
+}
+
+/** The commands a client may send (through the server, which stamps `nowMs`). */
+export type KvClientCommand =
+  | KvPutCommand | KvDeleteCommand | KvTxnCommand | KvCompactCommand
+  | KvLeaseGrantCommand | KvLeaseRevokeCommand;
+
+/** What the leader's lease tracker proposes; not accepted from clients. */
+export interface KvLeaseSystemStamp {
+  /** The proposing leader's wall-clock time (log time only; never used for expiry). Unit: ms. */
+  readonly nowMs: number;
+}
+
+/** One lease's remaining TTL as the leader counted it when it proposed a checkpoint. */
+export interface KvLeaseRemaining {
+  readonly leaseId: number;
+  /** Unit: ms. Clamped to the lease's TTL on apply. */
+  readonly remainingMs: number;
+}
+
+/**
+ * The leader's checkpoint: each listed lease's remaining TTL, so that a later leader counts on
+ * from it instead of restarting the full TTL; it also clears the lease's `renewing` mark.
+ * Unknown (ended) leases are skipped.
+ */
+export interface KvLeaseCheckpointCommand extends KvLeaseSystemStamp {
+  readonly kind: 'lease-checkpoint';
+  readonly leases: readonly KvLeaseRemaining[];
+}
+
+/**
+ * The leader is acknowledging keep-alives of these leases without writing to the log (sets
+ * `renewing`, adds one to `renewals`): a later leader restarts their full TTL from its own
+ * election, since it cannot know when the last acknowledged keep-alive was.
+ */
+export interface KvLeaseRenewCommand extends KvLeaseSystemStamp {
+  readonly kind: 'lease-renew';
+  readonly leaseIds: readonly number[];
+}
+
+/** One lease the leader found expired, with the `renewals` count its decision was based on. */
+export interface KvLeaseExpiry {
+  readonly leaseId: number;
+  readonly renewals: number;
+}
+
+/**
+ * The leader's revocation of expired leases. A lease whose `renewals` moved past the one
+ * listed (a renewal was applied after the leader decided) is kept, not revoked.
+ */
+export interface KvLeaseExpireCommand extends KvLeaseSystemStamp {
+  readonly kind: 'lease-expire';
+  readonly leases: readonly KvLeaseExpiry[];
+}
+
+export type KvLeaseSystemCommand =
+  | KvLeaseCheckpointCommand | KvLeaseRenewCommand | KvLeaseExpireCommand;
+
+export type KvCommand = KvClientCommand | KvLeaseSystemCommand;
 export type KvCommandKind = KvCommand['kind'];
+
+// ---------------------------------------------------------------------------------------------
+// Leases (replicated state)
+
+/**
+ * A lease as every replica holds it. Expiry is not here: only the leader tracks deadlines, on
+ * its monotonic clock (src/runtime/lease); the log carries what a later leader needs to go on.
+ */
+export interface KvLease {
+  /** The log index of the grant. */
+  readonly id: number;
+  /** The granted time-to-live. Unit: ms. */
+  readonly ttlMs: number;
+  /** Remaining TTL as of the latest grant or checkpoint of this lease. Unit: ms. */
+  readonly remainingMs: number;
+  /**
+   * True from a `lease-renew` until the next checkpoint: keep-alives may have been
+   * acknowledged since `remainingMs` was recorded, so a new leader restarts the full TTL.
+   */
+  readonly renewing: boolean;
+  /** How many `lease-renew` entries covered this lease (guards expiry; see `lease-expire`). */
+  readonly renewals: number;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Read requests (served without the log)
@@ -190,6 +297,48 @@ export interface KvCompactResult {
   readonly compactRevision: number;
 }
 
+export interface KvLeaseGrantResult {
+  readonly kind: 'lease-grant';
+  readonly revision: number;
+  readonly leaseId: number;
+  /** Unit: ms. */
+  readonly ttlMs: number;
+}
+
+export interface KvLeaseRevokeResult {
+  readonly kind: 'lease-revoke';
+  /** A new revision when keys were deleted, else unchanged. */
+  readonly revision: number;
+  readonly leaseId: number;
+  /** Keys deleted with the lease. */
+  readonly deleted: number;
+}
+
+export interface KvLeaseCheckpointResult {
+  readonly kind: 'lease-checkpoint';
+  readonly revision: number;
+  /** The leases recorded (existing ones), with the remaining TTL as stored. */
+  readonly leases: readonly KvLeaseRemaining[];
+}
+
+export interface KvLeaseRenewResult {
+  readonly kind: 'lease-renew';
+  readonly revision: number;
+  /** The leases marked (existing ones). */
+  readonly leaseIds: readonly number[];
+}
+
+export interface KvLeaseExpireResult {
+  readonly kind: 'lease-expire';
+  readonly revision: number;
+  /** The leases revoked. */
+  readonly expired: readonly number[];
+  /** Listed leases kept because a renewal was applied after the leader decided. */
+  readonly kept: readonly number[];
+  /** Keys deleted with the expired leases. */
+  readonly deleted: number;
+}
+
 /** Events for a watcher, from `eventsSince`. */
 export interface KvEventsResult {
   readonly kind: 'events';
@@ -222,7 +371,11 @@ export type KvError =
   | { readonly code: 'compacted'; readonly compactRevision: number }
   /** The revision asked for is beyond the store's revision. */
   | { readonly code: 'future-revision'; readonly revision: number;
-    readonly currentRevision: number };
+    readonly currentRevision: number }
+  /** The lease does not exist: never granted, revoked, or expired. */
+  | { readonly code: 'lease-not-found'; readonly leaseId: number }
+  /** The store already holds `leasesMax` leases. */
+  | { readonly code: 'lease-limit'; readonly leasesMax: number };
 
 export type KvErrorCode = KvError['code'];
 
@@ -233,4 +386,6 @@ export interface KvErrorResult {
 
 /** What `apply` returns for a log entry. */
 export type KvApplyResult =
-  | KvPutResult | KvDeleteResult | KvTxnResult | KvCompactResult | KvErrorResult;
+  | KvPutResult | KvDeleteResult | KvTxnResult | KvCompactResult | KvLeaseGrantResult
+  | KvLeaseRevokeResult | KvLeaseCheckpointResult | KvLeaseRenewResult | KvLeaseExpireResult
+  | KvErrorResult;

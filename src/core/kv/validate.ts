@@ -8,7 +8,8 @@ import { assertNever } from '../assert.js';
 import type { KvStoreConfig } from './config.js';
 import { isWellFormed, utf8ByteLength } from './text.js';
 import type {
-  KvClientStamp, KvCommand, KvCompare, KvKeySelector, KvProblem, KvRangeRequest, KvTxnOp,
+  KvClientStamp, KvCommand, KvCompare, KvKeySelector, KvLeaseSystemCommand, KvProblem,
+  KvRangeRequest, KvTxnOp,
 } from './types.js';
 
 type Problems = KvProblem[];
@@ -16,11 +17,21 @@ type Problems = KvProblem[];
 /** Every rule `command` breaks under `config` (apart from its encoded size); empty if valid. */
 export function validateKvCommand(command: KvCommand, config: KvStoreConfig): readonly KvProblem[] {
   const problems: Problems = [];
+  switch (command.kind) {
+    case 'lease-checkpoint':
+    case 'lease-renew':
+    case 'lease-expire':
+      checkSystemCommand(problems, command);
+      return problems;
+    default:
+      break;
+  }
   checkStamp(problems, command, config);
   switch (command.kind) {
     case 'put':
       checkKey(problems, 'key', command.key, false, config);
       checkValue(problems, 'value', command.value, config);
+      checkLease(problems, 'lease', command.lease);
       break;
     case 'delete':
       checkSelector(problems, '', command, config);
@@ -31,10 +42,57 @@ export function validateKvCommand(command: KvCommand, config: KvStoreConfig): re
     case 'compact':
       checkInteger(problems, 'revision', command.revision, 1);
       break;
+    case 'lease-grant':
+      checkInteger(problems, 'ttlMs', command.ttlMs, 1);
+      if (Number.isSafeInteger(command.ttlMs) && command.ttlMs > config.leaseTtlMsMax) {
+        problems.push({ field: 'ttlMs', rule: `must be at most ${config.leaseTtlMsMax} ms` });
+      }
+      break;
+    case 'lease-revoke':
+      checkInteger(problems, 'leaseId', command.leaseId, 1);
+      break;
     default:
       return assertNever(command, 'kv command');
   }
   return problems;
+}
+
+/** The leader's lease bookkeeping: ids and durations are integers; no lease listed twice. */
+function checkSystemCommand(problems: Problems, command: KvLeaseSystemCommand): void {
+  checkInteger(problems, 'nowMs', command.nowMs, 0);
+  const ids: unknown[] = [];
+  switch (command.kind) {
+    case 'lease-checkpoint':
+      command.leases.forEach((entry, i) => {
+        checkInteger(problems, `leases[${i}].leaseId`, entry.leaseId, 1);
+        checkInteger(problems, `leases[${i}].remainingMs`, entry.remainingMs, 0);
+        ids.push(entry.leaseId);
+      });
+      break;
+    case 'lease-renew':
+      command.leaseIds.forEach((id, i) => {
+        checkInteger(problems, `leaseIds[${i}]`, id, 1);
+        ids.push(id);
+      });
+      break;
+    case 'lease-expire':
+      command.leases.forEach((entry, i) => {
+        checkInteger(problems, `leases[${i}].leaseId`, entry.leaseId, 1);
+        checkInteger(problems, `leases[${i}].renewals`, entry.renewals, 0);
+        ids.push(entry.leaseId);
+      });
+      break;
+    default:
+      assertNever(command, 'kv lease system command');
+  }
+  if (new Set(ids).size !== ids.length) {
+    problems.push({ field: command.kind === 'lease-renew' ? 'leaseIds' : 'leases',
+      rule: 'must not list a lease twice' });
+  }
+}
+
+function checkLease(problems: Problems, field: string, lease: unknown): void {
+  if (lease !== undefined) checkInteger(problems, field, lease, 1);
 }
 
 /** Every rule a range request breaks; empty if valid. */
@@ -120,6 +178,7 @@ function checkOp(problems: Problems, at: string, op: KvTxnOp, config: KvStoreCon
     case 'put':
       checkKey(problems, `${at}.key`, op.key, false, config);
       checkValue(problems, `${at}.value`, op.value, config);
+      checkLease(problems, `${at}.lease`, op.lease);
       break;
     case 'delete':
       checkSelector(problems, `${at}.`, op, config);

@@ -31,6 +31,18 @@ export interface RaftMutants {
   readonly commitPreviousTermByCount: boolean;
   /** Pre-vote stays on but check-quorum and leader stickiness are off, whatever the config. */
   readonly preVoteWithoutCheckQuorum: boolean;
+  /**
+   * A leader proposes a membership change before it has committed an entry of its own term
+   * (the single-server change bug found after the Raft thesis: a change of the previous
+   * leader, still uncommitted, and this one can then form disjoint majorities).
+   */
+  readonly configChangeBeforeTermCommit: boolean;
+  /**
+   * Reads served locally without ReadIndex: `readIndex` answers at once with this node's own
+   * commit index, whatever its role, with no heartbeat round and no forwarding (stale reads
+   * from deposed leaders and lagging followers).
+   */
+  readonly readsWithoutReadIndex: boolean;
 }
 
 /** No mutant: the only value production code should use. */
@@ -40,16 +52,25 @@ export const RAFT_NO_MUTANTS: RaftMutants = Object.freeze({
   ackBeforeSync: false,
   commitPreviousTermByCount: false,
   preVoteWithoutCheckQuorum: false,
+  readsWithoutReadIndex: false,
+  configChangeBeforeTermCommit: false,
 });
 
 export interface RaftConfig {
   /** This node's id, as its peers address it. Must be one of `voters`. */
   readonly id: NodeId;
   /**
-   * The voting members, this node included, identical on every member. A later change adds
-   * learners and membership change through the log; until then this list is fixed.
+   * The voting members when the cluster was created (bootstrap), identical on every member.
+   * Membership changes go through the log (`proposeMembershipChange`); config entries and
+   * snapshots override this list on every node that has them.
    */
   readonly voters: readonly NodeId[];
+  /**
+   * Bootstrap learners (non-voting members). A node that joins a running cluster starts with
+   * the cluster's voters and itself as a learner, then waits for the leader (which must have
+   * added it with an `add-learner` change) to send it the log. Default: none.
+   */
+  readonly learners?: readonly NodeId[];
   /**
    * Lower bound of the randomized election timeout: a follower that hears nothing from a leader
    * for a random time in [electionTimeoutMsMin, electionTimeoutMsMax) starts an election. Also
@@ -117,6 +138,43 @@ export interface RaftConfig {
    * Trade-off: higher absorbs longer bursts; every pending entry stays in memory.
    */
   readonly pendingProposalsMax: number;
+  /**
+   * The largest chunk of a snapshot in one InstallSnapshot message (Raft §7); the snapshot goes
+   * one chunk at a time, each answered before the next.
+   * Unit: bytes. Default: 512 KiB. Chunks are also cut to bytesPerMessageMax when it is lower.
+   * Trade-off: larger chunks send a snapshot in fewer round trips; smaller ones delay less the
+   * heartbeats queued behind them and lose less work when a chunk is lost.
+   */
+  readonly snapshotChunkBytesMax: number;
+  /**
+   * The most reads (`readIndex`) one node holds at once: waiting for a heartbeat round, for the
+   * leader's first commit of its term, or forwarded to the leader; more are `dropped`.
+   * Unit: reads. Default: 4096.
+   * Trade-off: bounds memory under a read storm; each pending read is a few dozen bytes.
+   */
+  readonly pendingReadsMax: number;
+  /**
+   * Lease-based reads (opt-in; Raft thesis §6.4.1): a leader answers reads from its own state,
+   * without a heartbeat round, while its lease holds. The lease is taken at the send time of a
+   * heartbeat round a majority answered and lasts
+   *   electionTimeoutMsMin × (1 − clockRateErrorMax) / (1 + clockRateErrorMax),
+   * the shortest real time in which, with every clock's rate within ±clockRateErrorMax, none
+   * of that majority will vote for another candidate (leader stickiness keeps them for
+   * electionTimeoutMsMin of their own clock after they heard the leader; a node that restarts
+   * refuses votes for electionTimeoutMsMin after it starts when this is on). Requires
+   * checkQuorum (which brings stickiness). No lease during or after a leadership transfer in the
+   * same term (a transfer's forced votes bypass stickiness). Unsafe if a clock's rate errs more
+   * than clockRateErrorMax, or a process pauses between reading the clock and answering.
+   * Default: false (ReadIndex: one heartbeat round per batch of reads, safe with any clock).
+   */
+  readonly leaseBasedReads: boolean;
+  /**
+   * The largest rate error of any member's monotonic clock (ρ), for the lease above: a clock
+   * may run between (1 − ρ) and (1 + ρ) times real time.
+   * Unit: ratio. Default: 0.01 (1%, far above quartz drift of about 50 ppm, to cover VM
+   * scheduling and NTP slewing). Must be in [0, 0.5).
+   */
+  readonly clockRateErrorMax: number;
   /** TEST-ONLY planted bugs, see {@link RaftMutants}. Default: {@link RAFT_NO_MUTANTS}. */
   readonly mutants: RaftMutants;
 }
@@ -135,6 +193,10 @@ export const RAFT_DEFAULTS_LAN: RaftTuning = Object.freeze({
   entriesPerMessageMax: 1024,
   bytesPerMessageMax: 1024 * 1024,
   pendingProposalsMax: 8192,
+  snapshotChunkBytesMax: 512 * 1024,
+  pendingReadsMax: 4096,
+  leaseBasedReads: false,
+  clockRateErrorMax: 0.01,
   mutants: RAFT_NO_MUTANTS,
 });
 
@@ -169,8 +231,21 @@ function membershipProblems(config: RaftConfig): ConfigProblem[] {
   if (new Set(voters).size !== voters.length) {
     problems.push({ field: 'voters', value: voters, rule: 'must not list a node twice' });
   }
-  if (!voters.includes(id)) {
-    problems.push({ field: 'id,voters', value: { id, voters }, rule: 'voters must include id' });
+  const learners: unknown = config.learners ?? [];
+  if (!Array.isArray(learners) ||
+    learners.some((l) => typeof l !== 'string' || l.length === 0)) {
+    problems.push({ field: 'learners', value: learners,
+      rule: 'must be a list of non-empty node ids' });
+    return problems;
+  }
+  if (new Set(learners).size !== learners.length ||
+    learners.some((l: string) => (voters as readonly string[]).includes(l))) {
+    problems.push({ field: 'voters,learners', value: { voters, learners },
+      rule: 'a learner is listed twice, or also as a voter' });
+  }
+  if (!voters.includes(id) && !(learners as readonly string[]).includes(id)) {
+    problems.push({ field: 'id,voters', value: { id, voters },
+      rule: 'voters (or learners) must include id' });
   }
   return problems;
 }
@@ -208,6 +283,8 @@ function limitProblems(config: RaftConfig): ConfigProblem[] {
     entriesPerMessageMax: config.entriesPerMessageMax,
     bytesPerMessageMax: config.bytesPerMessageMax,
     pendingProposalsMax: config.pendingProposalsMax,
+    pendingReadsMax: config.pendingReadsMax,
+    snapshotChunkBytesMax: config.snapshotChunkBytesMax,
   };
   for (const [field, value] of Object.entries(limits)) {
     if (!isPositiveInteger(value)) {
@@ -219,10 +296,20 @@ function limitProblems(config: RaftConfig): ConfigProblem[] {
 
 function flagProblems(config: RaftConfig): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
-  for (const field of ['preVote', 'checkQuorum'] as const) {
+  for (const field of ['preVote', 'checkQuorum', 'leaseBasedReads'] as const) {
     if (typeof config[field] !== 'boolean') {
       problems.push({ field, value: config[field], rule: 'must be a boolean' });
     }
+  }
+  const rho = config.clockRateErrorMax;
+  if (typeof rho !== 'number' || !(rho >= 0 && rho < 0.5)) {
+    problems.push({ field: 'clockRateErrorMax', value: rho, rule: 'must be a ratio in [0, 0.5)' });
+  }
+  if (config.leaseBasedReads === true && config.checkQuorum !== true) {
+    problems.push({ field: 'leaseBasedReads,checkQuorum',
+      value: { leaseBasedReads: config.leaseBasedReads, checkQuorum: config.checkQuorum },
+      rule: 'lease-based reads need checkQuorum (its leader stickiness is what the lease ' +
+        'relies on)' });
   }
   const mutants: unknown = config.mutants;
   if (typeof mutants !== 'object' || mutants === null) {

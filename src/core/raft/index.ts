@@ -5,26 +5,35 @@
  * disk writes, network sends and state-machine applies.
  *
  * Inputs: `step(from, message, nowMs)` for a message from a peer, `tick(nowMs)` when time has
- * passed (call it at `nextDeadlineMs()`; earlier or later calls are harmless), and
- * `propose(data, nowMs)` for a command (leaders only; the result says accepted, rejected or
- * dropped). Time only comes in through `nowMs` (a monotonic clock, never going backwards);
- * randomness (election timeout jitter) only through the `Random` given to the constructor.
+ * passed (call it at `nextDeadlineMs()`; earlier or later calls are harmless), and the requests:
+ * `propose(data, nowMs)` (leaders only; accepted, rejected or dropped), `readIndex(id, nowMs)`
+ * (a linearizable read without a log write, Raft thesis §6.4; answered in a later Ready),
+ * `transferLeadership(target, nowMs)` (thesis §3.10), `proposeMembershipChange(change, nowMs)`
+ * (one server at a time, thesis §4), and from the runtime `createSnapshot(index, data)` and
+ * `compact(index)` (Raft §7). Time only comes in through `nowMs` (a monotonic clock, never
+ * going backwards); randomness (election timeout jitter) only through the `Random` given to the
+ * constructor.
  *
  * Outputs, the Ready contract. Whenever `hasReady()` is true, take `ready()` and:
  *   1. send `ready.messagesBeforePersist` (empty except under the test-only mutant
  *      `ackBeforeSync`, whose bug is exactly this early send);
- *   2. persist `ready.hardState` (if present) and `ready.entries` (an append that replaces the
- *      stored suffix from `entries[0].index` on), in one sync when `ready.mustSync`;
+ *   2. persist `ready.snapshot` (if present: an InstallSnapshot from the leader, which replaces
+ *      the whole stored log), then `ready.hardState` (if present) and `ready.entries` (an
+ *      append that replaces the stored suffix from `entries[0].index` on), in one sync when
+ *      `ready.mustSync`;
  *   3. then, and only then, send `ready.messages` (they promise what step 2 stored: a vote, an
- *      acknowledged entry, a term);
- *   4. apply `ready.committedEntries` in order (each committed entry appears in exactly one
- *      Ready);
+ *      acknowledged entry or snapshot, a term);
+ *   4. restore the state machine from `ready.snapshot` (if present), then apply
+ *      `ready.committedEntries` in order (each committed entry appears in exactly one Ready);
+ *      then serve each of `ready.readStates` once the state machine has applied its index, and
+ *      fail each of `ready.readsFailed`;
  *   5. call `advance(ready)`.
- * Between `ready()` and `advance()` the node keeps accepting `step`/`tick`/`propose` (so a
- * runtime may await the sync); `hasReady()` stays false and their output waits for the next
- * Ready. Append messages are built in `ready()`, so proposals made before one `ready()` travel
- * together: one append per follower (`hasReady()` has no side effects and may be called after
- * every input). After every input, re-arm the one timer at `nextDeadlineMs()`.
+ * Between `ready()` and `advance()` the node keeps accepting inputs (so a runtime may await the
+ * sync); `hasReady()` stays false and their output waits for the next Ready. Append messages
+ * and heartbeat rounds for reads are built in `ready()`, so requests made before one `ready()`
+ * travel together: one append per follower, one heartbeat round for all waiting reads
+ * (`hasReady()` has no side effects and may be called after every input). After every input,
+ * re-arm the one timer at `nextDeadlineMs()`.
  *
  * Before constructing a node from storage, `checkRaftDurableState(state)` lists what makes the
  * state unusable (refuse to start with that message). A WAL that writes a batch's entries before
@@ -33,7 +42,9 @@
  * Invariants asserted after every input (a failure is a bug, or a planted mutant): the commit
  * index and the term never decrease; commit <= last index; at most one leader per term in this
  * node's view; a leader never truncates its log; every follower's match <= the leader's last
- * index; committed entries are never overwritten.
+ * index; committed entries are never overwritten; only what a snapshot covers is compacted.
+ * Membership: the last config entry of the log is in force (thesis §4.1); a leader proposes a
+ * change only after committing an entry of its term and once the previous change committed.
  *
  * Example (a runtime's loop, simplified: no error handling, one sync per Ready):
  * ```ts
@@ -71,13 +82,23 @@ export type { RaftConfig, RaftMutants, RaftTuning } from './config.js';
 export { describeRaftMessage, validateRaftMessage } from './messages.js';
 export type {
   AppendRequest, AppendResponse, HeartbeatRequest, HeartbeatResponse, PreVoteRequest,
-  PreVoteResponse, RaftEnvelope, RaftMessage, RaftMessageError, RaftMessageKind, VoteRequest,
-  VoteResponse,
+  PreVoteResponse, RaftEnvelope, RaftMessage, RaftMessageError, RaftMessageKind,
+  ReadIndexRequest, ReadIndexResponse, SnapshotRequest, SnapshotResponse, TimeoutNowRequest,
+  VoteRequest, VoteResponse,
 } from './messages.js';
+export { READ_REQUEST_ID_CHARS_MAX } from './messages.js';
 export type {
-  PeerProgressStatus, ProposeResult, RaftEvent, RaftRole, RaftStatus, Ready, RoleChangeReason,
-  SoftState, TermChangeReason,
+  MembershipChangeResult, PeerProgressStatus, ProposeResult, RaftEvent, RaftRole, RaftStatus,
+  ReadFailure,
+  ReadIndexResult, ReadState, Ready, RoleChangeReason, SoftState, TermChangeReason,
+  TransferResult,
 } from './ready.js';
 export type { ProgressState } from './progress.js';
 export { ENTRY_OVERHEAD_BYTES, entrySizeBytes } from './log.js';
-export type { Entry, EntryKind, HardState, RaftDurableState } from './types.js';
+export type {
+  Entry, EntryKind, HardState, Membership, RaftDurableState, Snapshot, SnapshotMeta,
+} from './types.js';
+export {
+  changedMembership, decodeMembership, encodeMembership, isMember, isVoter,
+} from './membership.js';
+export type { MembershipChange } from './membership.js';

@@ -1,9 +1,10 @@
 /**
- * The Raft log as the core sees it: all entries in memory, plus which of them the runtime has
- * been asked to persist and which it has confirmed durable.
+ * The Raft log as the core sees it: the entries after a base in memory, plus which of them the
+ * runtime has been asked to persist and which it has confirmed durable.
  *
- * Room for snapshots: entries live after a base (`baseIndex`, `baseTerm`), today always 0/0.
- * Compaction will move the base forward; `term()` already answers `undefined` below the base.
+ * Snapshots (Raft §7): entries live after a base (`baseIndex`, `baseTerm`), 0/0 until the log
+ * is compacted (`compact`, after a snapshot covers the prefix) or replaced by an installed
+ * snapshot (`restore`). `term()` answers `undefined` below the base.
  */
 import { assert } from '../assert.js';
 import type { LogIndex, Term } from '../ids.js';
@@ -19,17 +20,22 @@ export function entrySizeBytes(entry: Entry): number {
 
 export class RaftLog {
   /** The index just before the first entry held (0 until snapshots compact the log). */
-  private readonly baseIndex: LogIndex = logIndex(0);
+  private baseIndex: LogIndex;
   /** The term of the entry at `baseIndex` (0 for index 0). */
-  private readonly baseTerm: Term = toTerm(0);
+  private baseTerm: Term;
   private entries: Entry[];
   /** Entries up to here were handed to the runtime in some Ready to persist. */
   private persistRequestedIndex: LogIndex;
   /** Entries up to here are durable: the Ready that carried them was advanced. */
   private stableIndex: LogIndex;
 
-  /** `entries` come from storage, so they are durable: consecutive from index 1. */
-  constructor(entries: readonly Entry[]) {
+  /**
+   * `entries` come from storage, so they are durable: consecutive from `base.index + 1`, where
+   * `base` is the recovered snapshot's (index, term), or 0/0 without one.
+   */
+  constructor(entries: readonly Entry[], base = { index: logIndex(0), term: toTerm(0) }) {
+    this.baseIndex = base.index;
+    this.baseTerm = base.term;
     entries.forEach((e, i) => {
       assert(e.index === this.baseIndex + 1 + i,
         () => `recovered log is not consecutive from ${this.baseIndex + 1}: ` +
@@ -44,6 +50,39 @@ export class RaftLog {
 
   firstIndex(): LogIndex {
     return logIndex(this.baseIndex + 1);
+  }
+
+  /** The index before the first entry held: the compacted prefix ends here. */
+  getBaseIndex(): LogIndex {
+    return this.baseIndex;
+  }
+
+  /**
+   * Drops the entries up to `index` (a snapshot covers them, Raft §7); the entry at `index`
+   * becomes the base. Only durable entries may go: their replacement is the snapshot.
+   */
+  compact(index: LogIndex): void {
+    if (index <= this.baseIndex) return;
+    assert(index <= this.stableIndex,
+      () => `compact to ${index} past the durable index ${this.stableIndex}`);
+    const term = this.entryAt(index).term;
+    this.entries = this.entries.slice(index - this.baseIndex);
+    this.baseIndex = index;
+    this.baseTerm = term;
+  }
+
+  /**
+   * Replaces the whole log with a snapshot's base (an InstallSnapshot, Raft §7: the follower's
+   * entries are discarded; the caller checks first that the log does not already hold
+   * (`index`, `term`)). The snapshot is persisted by the same Ready that carries it, so the
+   * base counts as requested for persistence; a node acts on it only after that Ready.
+   */
+  restore(index: LogIndex, term: Term): void {
+    this.entries = [];
+    this.baseIndex = index;
+    this.baseTerm = term;
+    this.persistRequestedIndex = index;
+    this.stableIndex = index;
   }
 
   lastIndex(): LogIndex {
@@ -119,7 +158,7 @@ export class RaftLog {
    * on both sides of the fast back-off (etcd's findConflictByTerm).
    */
   findConflictByTerm(index: number, term: number): { index: LogIndex; term: Term } {
-    let i = Math.min(index, this.lastIndex());
+    let i = Math.max(Math.min(index, this.lastIndex()), this.baseIndex);
     for (; i > this.baseIndex; i--) {
       const t = this.entryAt(i).term;
       if (t <= term) return { index: logIndex(i), term: t };

@@ -6,7 +6,8 @@
  */
 import { assertNever } from '../assert.js';
 import type { LogIndex, NodeId, Term } from '../ids.js';
-import type { Entry, EntryKind } from './types.js';
+import { decodeMembership } from './membership.js';
+import type { Entry, EntryKind, Membership, SnapshotMeta } from './types.js';
 
 /**
  * Pre-vote (Raft thesis §9.6): "would you vote for me if I started an election?". `term` is the
@@ -32,6 +33,12 @@ export interface VoteRequest {
   readonly term: Term;
   readonly lastLogIndex: LogIndex;
   readonly lastLogTerm: Term;
+  /**
+   * Set (true) by a candidate that campaigns because its leader sent it `timeout-now`
+   * (leadership transfer, Raft thesis §3.10): voters grant it even while they still hear from
+   * that leader (leader stickiness), as etcd's campaignTransfer. Absent otherwise.
+   */
+  readonly transfer?: true;
 }
 
 export interface VoteResponse {
@@ -74,11 +81,81 @@ export interface HeartbeatRequest {
   readonly kind: 'heartbeat';
   readonly term: Term;
   readonly commitIndex: LogIndex;
+  /**
+   * The number of this heartbeat round within the leader's term (ReadIndex, thesis §6.4): an
+   * answer echoing it confirms that the sender still led when the round was sent. Absent: 0.
+   */
+  readonly readRound?: number;
 }
 
 export interface HeartbeatResponse {
   readonly kind: 'heartbeat-response';
   readonly term: Term;
+  /** The request's `readRound`, echoed. Absent: 0. */
+  readonly readRound?: number;
+}
+
+/**
+ * A follower forwards a client's linearizable read to its leader (thesis §6.4, as etcd): the
+ * leader answers with the index the read must wait for, once its leadership is confirmed.
+ */
+export interface ReadIndexRequest {
+  readonly kind: 'read-index';
+  readonly term: Term;
+  /** The follower's id for the read (at most READ_REQUEST_ID_CHARS_MAX characters). */
+  readonly requestId: string;
+}
+
+/**
+ * `success`: serve the read once the follower applied `index`. Refused (`index` 0): the sender
+ * is not the leader any more, or it dropped the read (stepping down, too many pending).
+ */
+export interface ReadIndexResponse {
+  readonly kind: 'read-index-response';
+  readonly term: Term;
+  readonly requestId: string;
+  readonly success: boolean;
+  readonly index: LogIndex;
+}
+
+/**
+ * Leadership transfer (Raft thesis §3.10): the leader, having brought this follower's log up to
+ * date, tells it to start an election now, skipping pre-vote and the election timeout.
+ */
+export interface TimeoutNowRequest {
+  readonly kind: 'timeout-now';
+  readonly term: Term;
+}
+
+/**
+ * InstallSnapshot (Raft §7), one chunk: the leader's log no longer holds what this follower
+ * needs, so it sends its newest snapshot, `data` being bytes [offsetBytes, offsetBytes +
+ * data.length) of it. Chunks go one at a time; the follower says where to go on (resumable),
+ * and checks the CRC-32C of the whole before installing it.
+ */
+export interface SnapshotRequest {
+  readonly kind: 'snapshot';
+  readonly term: Term;
+  readonly meta: SnapshotMeta;
+  /** The snapshot's size. Unit: bytes. */
+  readonly totalBytes: number;
+  /** CRC-32C of the whole snapshot data (src/core/checksum.ts). */
+  readonly checksum: number;
+  /** Where `data` starts in the snapshot. Unit: bytes. */
+  readonly offsetBytes: number;
+  readonly data: Uint8Array;
+}
+
+/**
+ * A chunk's answer: the next byte the follower expects of snapshot `snapshotIndex` (0: start
+ * again). The last chunk is answered by an `append-response` (success, index = the snapshot's)
+ * once the snapshot is durable.
+ */
+export interface SnapshotResponse {
+  readonly kind: 'snapshot-response';
+  readonly term: Term;
+  readonly snapshotIndex: LogIndex;
+  readonly nextOffsetBytes: number;
 }
 
 export type RaftMessage =
@@ -89,7 +166,12 @@ export type RaftMessage =
   | AppendRequest
   | AppendResponse
   | HeartbeatRequest
-  | HeartbeatResponse;
+  | HeartbeatResponse
+  | TimeoutNowRequest
+  | ReadIndexRequest
+  | ReadIndexResponse
+  | SnapshotRequest
+  | SnapshotResponse;
 
 export type RaftMessageKind = RaftMessage['kind'];
 
@@ -105,6 +187,12 @@ export interface RaftMessageError {
 }
 
 const ENTRY_KINDS: ReadonlySet<string> = new Set<EntryKind>(['normal', 'noop', 'config']);
+/** The longest read request id a message may carry. Unit: UTF-16 code units. */
+export const READ_REQUEST_ID_CHARS_MAX = 128;
+/** The longest node id a message may carry. Unit: UTF-16 code units. */
+export const NODE_ID_CHARS_MAX = 256;
+/** The most members a membership may list. */
+export const MEMBERS_MAX = 1024;
 const LISTED_ENTRIES_MAX = 4;
 
 /**
@@ -114,8 +202,10 @@ const LISTED_ENTRIES_MAX = 4;
 export function describeRaftMessage(m: RaftMessage): string {
   switch (m.kind) {
     case 'pre-vote':
-    case 'vote':
       return `${m.kind} t=${m.term} last=${m.lastLogIndex}/${m.lastLogTerm}`;
+    case 'vote':
+      return `${m.kind} t=${m.term} last=${m.lastLogIndex}/${m.lastLogTerm}` +
+        (m.transfer === true ? ' transfer' : '');
     case 'pre-vote-response':
     case 'vote-response':
       return `${m.kind} t=${m.term} ${m.granted ? 'granted' : 'refused'}`;
@@ -127,12 +217,29 @@ export function describeRaftMessage(m: RaftMessage): string {
         ? `append-response t=${m.term} ok index=${m.index}`
         : `append-response t=${m.term} refused index=${m.index} hint=${m.hintIndex}/${m.hintTerm}`;
     case 'heartbeat':
-      return `heartbeat t=${m.term} commit=${m.commitIndex}`;
+      return `heartbeat t=${m.term} commit=${m.commitIndex}${describeRound(m.readRound)}`;
     case 'heartbeat-response':
-      return `heartbeat-response t=${m.term}`;
+      return `heartbeat-response t=${m.term}${describeRound(m.readRound)}`;
+    case 'read-index':
+      return `read-index t=${m.term} id=${m.requestId}`;
+    case 'read-index-response':
+      return m.success
+        ? `read-index-response t=${m.term} id=${m.requestId} index=${m.index}`
+        : `read-index-response t=${m.term} id=${m.requestId} refused`;
+    case 'snapshot':
+      return `snapshot t=${m.term} at=${m.meta.index}/${m.meta.term} ` +
+        `bytes=${m.offsetBytes}+${m.data.length}/${m.totalBytes}`;
+    case 'snapshot-response':
+      return `snapshot-response t=${m.term} at=${m.snapshotIndex} next=${m.nextOffsetBytes}`;
+    case 'timeout-now':
+      return `timeout-now t=${m.term}`;
     default:
       return assertNever(m, 'raft message kind');
   }
+}
+
+function describeRound(readRound: number | undefined): string {
+  return readRound === undefined || readRound === 0 ? '' : ` round=${readRound}`;
 }
 
 function describeEntries(entries: readonly Entry[]): string {
@@ -173,8 +280,9 @@ function validateUnsafe(value: unknown): RaftMessage | RaftMessageError {
     const term = count(v, 'term') as Term;
     switch (kind) {
       case 'pre-vote':
-      case 'vote':
         return { kind, term, ...lastLog(v, term) };
+      case 'vote':
+        return { kind, term, ...lastLog(v, term), ...transferFlag(v) };
       case 'pre-vote-response':
       case 'vote-response':
         return { kind, term, granted: bool(v, 'granted') };
@@ -183,9 +291,24 @@ function validateUnsafe(value: unknown): RaftMessage | RaftMessageError {
       case 'append-response':
         return validateAppendResponse(v, term);
       case 'heartbeat':
-        return { kind, term, commitIndex: count(v, 'commitIndex') as LogIndex };
+        return { kind, term, commitIndex: count(v, 'commitIndex') as LogIndex, ...readRound(v) };
       case 'heartbeat-response':
+        return { kind, term, ...readRound(v) };
+      case 'timeout-now':
         return { kind, term };
+      case 'read-index':
+        return { kind, term, requestId: requestId(v) };
+      case 'read-index-response': {
+        const success = bool(v, 'success');
+        const index = count(v, 'index') as LogIndex;
+        check(success || index === 0, 'a refusal carries index 0');
+        return { kind, term, requestId: requestId(v), success, index };
+      }
+      case 'snapshot':
+        return validateSnapshot(v, term);
+      case 'snapshot-response':
+        return { kind, term, snapshotIndex: count(v, 'snapshotIndex') as LogIndex,
+          nextOffsetBytes: count(v, 'nextOffsetBytes') };
       default:
         return { error: `unknown message kind: ${safeString(kind)}` };
     }
@@ -203,6 +326,69 @@ function lastLog(v: Record<string, unknown>, term: Term): {
   check(lastLogTerm <= term, 'lastLogTerm exceeds term');
   check(lastLogIndex > 0 || lastLogTerm === 0, 'index 0 must have term 0');
   return { lastLogIndex, lastLogTerm };
+}
+
+function readRound(v: Record<string, unknown>): { readRound?: number } {
+  if (v['readRound'] === undefined) return {};
+  return { readRound: count(v, 'readRound') };
+}
+
+function requestId(v: Record<string, unknown>): string {
+  const x = v['requestId'];
+  check(typeof x === 'string' && x.length > 0 && x.length <= READ_REQUEST_ID_CHARS_MAX,
+    `requestId must be a string of 1 to ${READ_REQUEST_ID_CHARS_MAX} characters`);
+  return x;
+}
+
+function transferFlag(v: Record<string, unknown>): { transfer?: true } {
+  const x = v['transfer'];
+  if (x === undefined || x === false) return {};
+  check(x === true, 'transfer must be true when present');
+  return { transfer: true };
+}
+
+function validateSnapshot(v: Record<string, unknown>, term: Term): SnapshotRequest {
+  const raw = v['meta'];
+  check(typeof raw === 'object' && raw !== null && !Array.isArray(raw), 'meta must be an object');
+  const m = raw as Record<string, unknown>;
+  const index = count(m, 'index') as LogIndex;
+  const metaTerm = count(m, 'term') as Term;
+  check(index > 0 && metaTerm > 0 && metaTerm <= term, 'meta must have index and term above 0, ' +
+    'term not above the message term');
+  const membership = validateMembership(m['membership']);
+  const totalBytes = count(v, 'totalBytes');
+  const checksum = count(v, 'checksum');
+  check(checksum <= 0xffff_ffff, 'checksum must fit 32 bits');
+  const offsetBytes = count(v, 'offsetBytes');
+  const data = v['data'];
+  check(data instanceof Uint8Array, 'data must be bytes');
+  check(offsetBytes + data.length <= totalBytes, 'chunk ends past totalBytes');
+  return { kind: 'snapshot', term, meta: { index, term: metaTerm, membership }, totalBytes,
+    checksum, offsetBytes, data };
+}
+
+/** A membership from the wire: two disjoint lists of distinct, non-empty node ids. */
+function validateMembership(raw: unknown): Membership {
+  check(typeof raw === 'object' && raw !== null && !Array.isArray(raw),
+    'membership must be an object');
+  const m = raw as Record<string, unknown>;
+  const voters = nodeIds(m['voters'], 'voters');
+  const learners = nodeIds(m['learners'], 'learners');
+  check(voters.length > 0, 'membership.voters must not be empty');
+  const all = new Set([...voters, ...learners]);
+  check(all.size === voters.length + learners.length,
+    'membership lists a node twice (or as voter and learner)');
+  return { voters, learners };
+}
+
+function nodeIds(raw: unknown, field: string): NodeId[] {
+  check(Array.isArray(raw) && raw.length <= MEMBERS_MAX,
+    `membership.${field} must be an array of at most ${MEMBERS_MAX} ids`);
+  return raw.map((x) => {
+    check(typeof x === 'string' && x.length > 0 && x.length <= NODE_ID_CHARS_MAX,
+      `membership.${field} must hold non-empty strings of at most ${NODE_ID_CHARS_MAX} characters`);
+    return x as NodeId;
+  });
 }
 
 function validateAppend(v: Record<string, unknown>, term: Term): AppendRequest {
@@ -237,6 +423,10 @@ function validateEntry(raw: unknown, i: number): Entry {
   check(typeof kind === 'string' && ENTRY_KINDS.has(kind), `entries[${i}].kind is unknown`);
   const data = e['data'];
   check(data instanceof Uint8Array, `entries[${i}].data must be bytes`);
+  if (kind === 'config') {
+    const membership = decodeMembership(data);
+    check(typeof membership !== 'string', `entries[${i}]: ${String(membership)}`);
+  }
   return { index, term, kind: kind as EntryKind, data };
 }
 

@@ -6,15 +6,17 @@
  *   a time and waits for the answer (or the next heartbeat response) before sending another.
  * - `replicate`: the follower accepted an append, so the leader streams entries optimistically
  *   (advancing `nextIndex` on send), with at most `inflightMessagesMax` unacknowledged messages.
+ * - `snapshot`: the follower needs entries the leader compacted away: the leader sends its
+ *   snapshot one chunk at a time (the next chunk when the previous one is answered, the same
+ *   one again after a heartbeat answer), from the offset the follower asks for.
  *
- * Later: a `snapshot` state, and `isLearner` for non-voting members (they replicate the same way
- * but do not count towards quorums).
+ * Learners (non-voting members) have a Progress like voters; the quorums skip them.
  */
 import { assert, assertNever } from '../assert.js';
 import type { LogIndex } from '../ids.js';
 import { logIndex } from '../ids.js';
 
-export type ProgressState = 'probe' | 'replicate';
+export type ProgressState = 'probe' | 'replicate' | 'snapshot';
 
 /** A ring buffer of the last indexes of unacknowledged append messages, oldest first. */
 export class Inflights {
@@ -78,6 +80,11 @@ export class Progress {
   readonly inflights: Inflights;
   /** When the leader last heard an answer from this follower (check-quorum). */
   lastContactMs: number;
+  /** The latest heartbeat round this follower answered (ReadIndex, see read-index.ts). */
+  readRoundAcked = 0;
+  /** In `snapshot`: the index of the snapshot being sent, and the next byte to send. */
+  pendingSnapshotIndex: LogIndex = logIndex(0);
+  snapshotOffsetBytes = 0;
 
   constructor(nextIndex: LogIndex, inflightMessagesMax: number, nowMs: number) {
     this.nextIndex = nextIndex;
@@ -95,6 +102,14 @@ export class Progress {
     this.resetFlow();
   }
 
+  /** The follower needs the snapshot at `snapshotIndex`: send it from its first byte. */
+  becomeSnapshot(snapshotIndex: LogIndex): void {
+    this.state = 'snapshot';
+    this.resetFlow();
+    this.pendingSnapshotIndex = snapshotIndex;
+    this.snapshotOffsetBytes = 0;
+  }
+
   /** True when at least one entry can be sent now. */
   canSendEntries(lastIndex: number): boolean {
     return this.nextIndex <= lastIndex && (this.state === 'probe' || !this.inflights.full());
@@ -109,6 +124,7 @@ export class Progress {
   shouldSendAppend(lastIndex: number, commitIndex: number): boolean {
     switch (this.state) {
       case 'probe':
+      case 'snapshot':
         return !this.paused;
       case 'replicate':
         return this.canRaiseCommit(commitIndex) ||

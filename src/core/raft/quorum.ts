@@ -1,6 +1,7 @@
 /**
- * Majority arithmetic over one set of voters. Joint consensus (membership change) will combine
- * two of these; keeping it apart from the node makes that a local change.
+ * Majority arithmetic over one set of voters: the voters of the membership in force. Membership
+ * changes one server at a time (membership.ts), so one set is always enough (no joint
+ * consensus).
  */
 import { assert } from '../assert.js';
 import type { NodeId } from '../ids.js';

@@ -12,23 +12,31 @@
 import { assert, assertNever } from '../assert.js';
 import type { LogIndex, NodeId, Term } from '../ids.js';
 import { logIndex, term as toTerm } from '../ids.js';
+import { crc32c } from '../checksum.js';
 import type { Random } from '../random.js';
 import { randomInt } from '../random.js';
 import type { RaftConfig, RaftMutants } from './config.js';
 import { formatConfigProblems } from '../config.js';
 import { validateRaftConfig } from './config.js';
 import { entrySizeBytes, RaftLog } from './log.js';
+import {
+  ConfigLog, changedMembership, encodeMembership, type MembershipChange,
+} from './membership.js';
 import type {
-  AppendRequest, AppendResponse, HeartbeatRequest, PreVoteRequest, PreVoteResponse,
-  RaftEnvelope, RaftMessage, VoteRequest, VoteResponse,
+  AppendRequest, AppendResponse, HeartbeatRequest, HeartbeatResponse, PreVoteRequest,
+  PreVoteResponse, RaftEnvelope, RaftMessage, ReadIndexResponse, SnapshotRequest,
+  SnapshotResponse, VoteRequest, VoteResponse,
 } from './messages.js';
+import { READ_REQUEST_ID_CHARS_MAX } from './messages.js';
 import { Progress } from './progress.js';
 import { majorityValue, tallyVotes } from './quorum.js';
+import { ReadRounds } from './read-index.js';
 import type {
-  PeerProgressStatus, ProposeResult, RaftEvent, RaftRole, RaftStatus, Ready,
-  RoleChangeReason, SoftState, TermChangeReason,
+  MembershipChangeResult, PeerProgressStatus, ProposeResult, RaftEvent, RaftRole, RaftStatus,
+  ReadFailure, ReadIndexResult, ReadState, Ready, RoleChangeReason, SoftState, TermChangeReason,
+  TransferResult,
 } from './ready.js';
-import type { Entry, HardState, RaftDurableState } from './types.js';
+import type { Entry, HardState, Membership, RaftDurableState, Snapshot } from './types.js';
 
 export interface RaftNodeOptions {
   readonly config: RaftConfig;
@@ -44,18 +52,23 @@ const EMPTY_DATA = new Uint8Array(0);
 
 /**
  * Problems that make a recovered state unusable (empty when usable): a log that is not
- * consecutive from 1 or whose terms decrease, or a commit index past the last entry (committed
- * entries were lost). The runtime checks this first to refuse to start with a clear message.
- * (A last entry whose term is above the stored term is fine: a torn write kept the entries but
- * not the hard state written after them; the node adopts that term.)
+ * consecutive from the snapshot's index + 1 (1 without a snapshot) or whose terms decrease, or
+ * a commit index past the last index (committed entries were lost). The runtime checks this
+ * first to refuse to start with a clear message. (A last entry whose term is above the stored
+ * term is fine: a torn write kept the entries but not the hard state written after them; the
+ * node adopts that term. A commit index below the snapshot's is raised to it.)
  */
 export function checkRaftDurableState(state: RaftDurableState): string[] {
   const problems: string[] = [];
-  const { hardState, entries } = state;
-  const lastIndex = entries.length === 0 ? 0 : (entries[entries.length - 1] as Entry).index;
+  const { hardState, entries, snapshot } = state;
+  const baseIndex = snapshot?.meta.index ?? 0;
+  const baseTerm = snapshot?.meta.term ?? 0;
+  const lastEntry = entries[entries.length - 1];
+  const lastIndex = lastEntry === undefined ? baseIndex : lastEntry.index;
   entries.forEach((e, i) => {
-    if (e.index !== i + 1) problems.push(`entry ${i} has index ${e.index}, expected ${i + 1}`);
-    const previous = i === 0 ? 0 : (entries[i - 1] as Entry).term;
+    const expected = baseIndex + i + 1;
+    if (e.index !== expected) problems.push(`entry ${i} has index ${e.index}, expected ${expected}`);
+    const previous = i === 0 ? baseTerm : (entries[i - 1] as Entry).term;
     if (e.term < previous) problems.push(`entry ${e.index} has term ${e.term} < ${previous}`);
   });
   if (hardState.commitIndex > lastIndex) {
@@ -67,7 +80,11 @@ export function checkRaftDurableState(state: RaftDurableState): string[] {
 export class RaftNode {
   private readonly config: RaftConfig;
   private readonly id: NodeId;
-  private readonly peers: readonly NodeId[];
+  /** The membership in force (the last config entry in the log, thesis §4.1). */
+  private readonly configLog: ConfigLog;
+  private voters: readonly NodeId[] = [];
+  /** Every other member, voters and learners: whom a leader replicates to. */
+  private peers: readonly NodeId[] = [];
   private readonly random: Random;
   private readonly mutants: RaftMutants;
   private readonly preVoteOn: boolean;
@@ -96,11 +113,33 @@ export class RaftNode {
   private progress = new Map<NodeId, Progress>();
   /** Mutant voteNotPersisted: the vote of this term is kept out of hardState. */
   private voteHiddenFromStorage = false;
+  /** Leadership transfer under way (leaders only): the target, and when to give up. */
+  private transferTarget: NodeId | undefined = undefined;
+  private transferDeadlineMs = Number.POSITIVE_INFINITY;
+  /** A transfer started in this term: lease-based reads are off until the next term. */
+  private transferredInTerm = false;
+  /** Leader: reads waiting for a heartbeat round (thesis §6.4). */
+  private readRounds = new ReadRounds();
+  /** Follower: reads forwarded to the leader, by request id. */
+  private forwardedReads = new Map<string, NodeId>();
+  /** Leader with lease-based reads: reads are answered locally before this instant. */
+  private readLeaseUntilMs = Number.NEGATIVE_INFINITY;
+  /** With lease-based reads, a node refuses votes for electionTimeoutMsMin after it starts. */
+  private readonly startQuietUntilMs: number;
+  /** The newest snapshot (local or installed): what a follower gets when the log is too short. */
+  private snapshot: Snapshot | undefined;
+  private snapshotChecksum = 0;
+  /** An installed snapshot for the next Ready to persist (and the runtime to restore). */
+  private pendingSnapshot: Snapshot | undefined = undefined;
+  /** Follower: the snapshot being received, chunk by chunk. */
+  private snapshotAssembly: SnapshotAssembly | undefined = undefined;
 
   // Ready bookkeeping.
   private messages: RaftEnvelope[] = [];
   private messagesBeforePersist: RaftEnvelope[] = [];
   private events: RaftEvent[] = [];
+  private readStates: ReadState[] = [];
+  private readsFailed: ReadFailure[] = [];
   private readyHardState: HardState;
   private readySoftState: SoftState;
   /** Committed entries up to here were handed out in a Ready. */
@@ -125,7 +164,6 @@ export class RaftNode {
     assert(Number.isFinite(nowMs), () => `nowMs must be finite: ${nowMs}`);
     this.config = config;
     this.id = config.id;
-    this.peers = config.voters.filter((v) => v !== config.id);
     this.random = random;
     this.mutants = config.mutants;
     // MUTANT preVoteWithoutCheckQuorum: pre-vote on, check-quorum and stickiness off.
@@ -133,7 +171,15 @@ export class RaftNode {
     this.preVoteOn = config.preVote || mutantNoCheckQuorum;
     this.checkQuorumOn = config.checkQuorum && !mutantNoCheckQuorum;
     this.stickinessOn = (config.checkQuorum || config.preVote) && !mutantNoCheckQuorum;
-    this.log = new RaftLog(state.entries);
+    const snapshot = state.snapshot;
+    this.log = new RaftLog(state.entries, snapshot === undefined
+      ? undefined
+      : { index: snapshot.meta.index, term: snapshot.meta.term });
+    this.setSnapshot(snapshot);
+    this.configLog = new ConfigLog(
+      snapshot?.meta.membership ?? { voters: config.voters, learners: config.learners ?? [] },
+      snapshot?.meta.index ?? 0, state.entries);
+    this.applyMembership();
     this.currentTerm = state.hardState.term;
     this.vote = state.hardState.vote;
     if (this.log.lastTerm() > this.currentTerm) {
@@ -143,14 +189,19 @@ export class RaftNode {
       this.currentTerm = this.log.lastTerm();
       this.vote = undefined;
     }
-    this.commitIndex = state.hardState.commitIndex;
+    // A snapshot holds committed entries only; the runtime restores the state machine from it.
+    const snapshotIndex = snapshot?.meta.index ?? logIndex(0);
+    this.commitIndex = logIndex(Math.max(state.hardState.commitIndex, snapshotIndex));
     this.nowMs = nowMs;
     this.readyHardState = state.hardState;
     this.readySoftState = this.softState();
-    this.applyingIndex = logIndex(0);
-    this.appliedIndex = logIndex(0);
+    this.applyingIndex = snapshotIndex;
+    this.appliedIndex = snapshotIndex;
     this.checkedCommitIndex = this.commitIndex;
     this.checkedTerm = this.currentTerm;
+    this.startQuietUntilMs = config.leaseBasedReads
+      ? nowMs + config.electionTimeoutMsMin
+      : Number.NEGATIVE_INFINITY;
     this.resetElectionTimer();
   }
 
@@ -158,12 +209,14 @@ export class RaftNode {
   // Inputs
 
   /**
-   * A message from `from`. Messages from nodes that are not voters, or from this node, are
-   * ignored. The message must have passed `validateRaftMessage` (or come from a RaftNode).
+   * A message from `from` (messages from this node itself are ignored). Any sender is heard,
+   * member or not: membership changes reach nodes at different times, and terms, not lists,
+   * decide who is obeyed; only the current voters count in elections and quorums. The message
+   * must have passed `validateRaftMessage` (or come from a RaftNode).
    */
   step(from: NodeId, message: RaftMessage, nowMs: number): void {
     this.advanceTime(nowMs);
-    if (from !== this.id && this.config.voters.includes(from)) this.stepMessage(from, message);
+    if (from !== this.id) this.stepMessage(from, message);
     this.checkInvariants();
   }
 
@@ -185,6 +238,9 @@ export class RaftNode {
     if (this.role !== 'leader') {
       return { kind: 'rejected', reason: 'not-leader', leaderHint: this.leaderId };
     }
+    // Thesis §3.10: a transferring leader stops taking proposals, so the target's log can
+    // catch up with a log that no longer grows.
+    if (this.transferTarget !== undefined) return { kind: 'dropped', reason: 'leader-stepping-down' };
     const entry: Entry = {
       index: logIndex(this.log.lastIndex() + 1), term: this.currentTerm, kind: 'normal', data,
     };
@@ -201,13 +257,132 @@ export class RaftNode {
   }
 
   /**
+   * Proposes a single-server membership change (Raft thesis §4): a `config` entry holding the
+   * new membership, in force as soon as it is appended. Refused unless this leader has
+   * committed an entry of its current term (the fix of the single-server change bug) and the
+   * previous change is committed (one at a time); a promotion also waits for the learner to
+   * hold every committed entry. A leader that removes itself leads until the change commits,
+   * then steps down (and hands over with timeout-now when a voter is up to date).
+   */
+  proposeMembershipChange(change: MembershipChange, nowMs: number): MembershipChangeResult {
+    this.advanceTime(nowMs);
+    if (this.role !== 'leader') {
+      return { kind: 'rejected', reason: 'not-leader', leaderHint: this.leaderId };
+    }
+    if (this.transferTarget !== undefined) return { kind: 'dropped', reason: 'leader-stepping-down' };
+    const refusal = this.membershipChangeRefusal(change);
+    if (refusal !== undefined) return refusal;
+    const next = changedMembership(this.configLog.current(), change);
+    if (typeof next === 'string') return { kind: 'rejected', reason: 'invalid-change', detail: next };
+    const entry: Entry = { index: logIndex(this.log.lastIndex() + 1), term: this.currentTerm,
+      kind: 'config', data: encodeMembership(next) };
+    this.log.append(entry);
+    this.configLog.append([entry]);
+    this.applyMembership();
+    this.checkInvariants();
+    return { kind: 'accepted', index: entry.index, term: entry.term };
+  }
+
+  /** Why a membership change may not be proposed now (undefined: it may). */
+  private membershipChangeRefusal(change: MembershipChange): MembershipChangeResult | undefined {
+    if (this.configLog.latestIndex() > this.commitIndex) {
+      return { kind: 'rejected', reason: 'change-pending',
+        detail: `the change at index ${this.configLog.latestIndex()} is not committed yet` };
+    }
+    // Thesis §4.1 (corrected): an uncommitted change of an earlier leader may still win;
+    // once an entry of this term commits, it cannot. MUTANT configChangeBeforeTermCommit.
+    if (!this.committedInTerm() && !this.mutants.configChangeBeforeTermCommit) {
+      return { kind: 'rejected', reason: 'no-commit-in-term',
+        detail: `no entry of term ${this.currentTerm} is committed yet` };
+    }
+    if (change.kind === 'promote') {
+      const match = this.progress.get(change.node)?.matchIndex ?? 0;
+      if (match < this.commitIndex) {
+        return { kind: 'rejected', reason: 'learner-behind',
+          detail: `${change.node} holds up to ${match}, the commit index is ${this.commitIndex}` };
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Asks for a linearizable read without a log write (Raft thesis §6.4, ReadIndex). `pending`:
+   * the answer comes in a later Ready, as a `ReadState` (serve the read once the state machine
+   * applied its index) or a `ReadFailure`. A leader answers once it has committed an entry of
+   * its term and a majority answered a heartbeat round sent after the request (reads arriving
+   * together share one round); with `leaseBasedReads`, at once while its lease holds. A
+   * follower forwards the request to its leader (the leader's answer names the index; the
+   * follower then serves it from its own state machine). `requestId` must be unique among this
+   * node's pending reads.
+   */
+  readIndex(requestId: string, nowMs: number): ReadIndexResult {
+    this.advanceTime(nowMs);
+    assert(requestId.length > 0 && requestId.length <= READ_REQUEST_ID_CHARS_MAX,
+      () => `readIndex: request id of ${requestId.length} characters`);
+    // MUTANT readsWithoutReadIndex: any node answers from its own state, unconfirmed.
+    if (this.mutants.readsWithoutReadIndex) {
+      this.readStates.push({ requestId, index: this.commitIndex });
+      return { kind: 'pending' };
+    }
+    if (this.role === 'leader') {
+      const accepted = this.leaderRead(requestId, undefined);
+      this.checkInvariants();
+      return accepted ? { kind: 'pending' } : { kind: 'dropped', reason: 'too-many-pending' };
+    }
+    const leader = this.leaderId;
+    if (this.role !== 'follower' || leader === undefined) {
+      return { kind: 'rejected', reason: 'no-leader' };
+    }
+    if (this.forwardedReads.size >= this.config.pendingReadsMax) {
+      return { kind: 'dropped', reason: 'too-many-pending' };
+    }
+    assert(!this.forwardedReads.has(requestId), () => `readIndex: ${requestId} is pending`);
+    this.forwardedReads.set(requestId, leader);
+    this.send(leader, { kind: 'read-index', term: this.currentTerm, requestId });
+    return { kind: 'pending' };
+  }
+
+  /**
+   * Hands leadership to `target`, or when undefined to the voter whose log is most up to date
+   * (Raft thesis §3.10). The leader stops taking proposals, brings the target's log up to its
+   * own, then sends it `timeout-now`; the target campaigns at once (no pre-vote, voters set
+   * stickiness aside for it). Gives up after electionTimeoutMsMin and leads on. Calling it
+   * again for the same target while a transfer runs changes nothing; for another target it
+   * restarts the transfer towards that one.
+   */
+  transferLeadership(target: NodeId | undefined, nowMs: number): TransferResult {
+    this.advanceTime(nowMs);
+    if (this.role !== 'leader') {
+      return { kind: 'rejected', reason: 'not-leader', leaderHint: this.leaderId };
+    }
+    const chosen = target ?? this.mostUpToDateVoter();
+    if (chosen === undefined) return { kind: 'rejected', reason: 'no-voter' };
+    if (chosen === this.id || !this.voters.includes(chosen) || !this.progress.has(chosen)) {
+      return { kind: 'rejected', reason: 'invalid-target' };
+    }
+    if (this.transferTarget !== chosen) {
+      if (this.transferTarget !== undefined) this.abortTransfer();
+      this.transferTarget = chosen;
+      this.transferDeadlineMs = this.nowMs + this.config.electionTimeoutMsMin;
+      // The target's forced votes bypass stickiness: no lease may be trusted in this term.
+      this.transferredInTerm = true;
+      this.readLeaseUntilMs = Number.NEGATIVE_INFINITY;
+      this.events.push({ kind: 'leadership-transfer', term: this.currentTerm, target: chosen,
+        stage: 'started' });
+      this.maybeSendTimeoutNow(chosen);
+    }
+    this.checkInvariants();
+    return { kind: 'started', target: chosen, term: this.currentTerm };
+  }
+
+  /**
    * The next instant at which `tick` has work (election timeout, heartbeat, check-quorum):
    * a runtime sets one timer for it. `Infinity` when nothing is scheduled. Changes after every
    * input, so read it again after each `step`, `tick`, `propose` or `advance`.
    */
   nextDeadlineMs(): number {
     if (this.role === 'leader') {
-      return Math.min(this.heartbeatDeadlineMs,
+      return Math.min(this.heartbeatDeadlineMs, this.transferDeadlineMs,
         this.checkQuorumOn ? this.quorumContactDeadlineMs() : Number.POSITIVE_INFINITY);
     }
     return this.promotable() ? this.electionDeadlineMs : Number.POSITIVE_INFINITY;
@@ -222,7 +397,9 @@ export class RaftNode {
    */
   hasReady(): boolean {
     if (this.outstanding !== undefined) return false;
-    return this.replicationPending() ||
+    return this.replicationPending() || this.readRounds.wantsRound() ||
+      this.pendingSnapshot !== undefined ||
+      this.readStates.length > 0 || this.readsFailed.length > 0 ||
       this.messages.length > 0 || this.messagesBeforePersist.length > 0 ||
       this.events.length > 0 || this.log.hasUnpersisted() ||
       this.commitIndex > this.applyingIndex || this.hardStateChanged() ||
@@ -233,27 +410,35 @@ export class RaftNode {
   ready(): Ready {
     assert(this.outstanding === undefined, 'ready() called before advance() of the previous one');
     this.flushReplication();
+    if (this.readRounds.wantsRound()) this.broadcastHeartbeat();
     const hardState = this.hardStateForStorage();
     const hardStateChanged = !sameHardState(hardState, this.readyHardState);
     const softState = this.softState();
     const entries = this.log.unpersisted();
+    const snapshot = this.pendingSnapshot;
     const ready: Ready = {
       softState: sameSoftState(softState, this.readySoftState) ? undefined : softState,
       hardState: hardStateChanged ? hardState : undefined,
+      snapshot,
       entries,
-      mustSync: entries.length > 0 || hardState.term !== this.readyHardState.term ||
-        hardState.vote !== this.readyHardState.vote,
+      mustSync: snapshot !== undefined || entries.length > 0 ||
+        hardState.term !== this.readyHardState.term || hardState.vote !== this.readyHardState.vote,
       messagesBeforePersist: this.messagesBeforePersist,
       messages: this.messages,
       committedEntries: this.log.slice(this.applyingIndex + 1, this.commitIndex),
+      readStates: this.readStates,
+      readsFailed: this.readsFailed,
       events: this.events,
     };
     this.log.markPersistRequested();
+    this.pendingSnapshot = undefined;
     this.readyHardState = hardState;
     this.readySoftState = softState;
     this.applyingIndex = this.commitIndex;
     this.messages = [];
     this.messagesBeforePersist = [];
+    this.readStates = [];
+    this.readsFailed = [];
     this.events = [];
     this.outstanding = ready;
     return ready;
@@ -267,6 +452,8 @@ export class RaftNode {
     assert(ready === this.outstanding, 'advance() of a Ready that is not the outstanding one');
     const lastEntry = ready.entries[ready.entries.length - 1];
     if (lastEntry !== undefined) this.log.stableTo(lastEntry.index, lastEntry.term);
+    // The runtime restored the state machine from the snapshot, then applied what follows.
+    if (ready.snapshot !== undefined) this.appliedIndex = ready.snapshot.meta.index;
     const lastApplied = ready.committedEntries[ready.committedEntries.length - 1];
     if (lastApplied !== undefined) this.appliedIndex = lastApplied.index;
     this.outstanding = undefined;
@@ -284,13 +471,54 @@ export class RaftNode {
       id: this.id, role: this.role, term: this.currentTerm, vote: this.vote,
       leaderId: this.leaderId, commitIndex: this.commitIndex, appliedIndex: this.appliedIndex,
       lastIndex: this.log.lastIndex(), lastTerm: this.log.lastTerm(),
-      stableIndex: this.log.getStableIndex(), progress,
+      stableIndex: this.log.getStableIndex(), progress, transferTarget: this.transferTarget,
+      membership: this.configLog.current(),
+      snapshotIndex: this.snapshot?.meta.index ?? logIndex(0),
+      compactedIndex: this.log.getBaseIndex(),
     };
   }
 
-  /** The log entry at `index` (for tests and the runtime's reads), or undefined. */
+  /** The log entry at `index` (for tests and checkers), or undefined (absent or compacted). */
   entry(index: LogIndex): Entry | undefined {
-    return this.log.term(index) === undefined || index === 0 ? undefined : this.log.entryAt(index);
+    return this.log.term(index) === undefined || index <= this.log.getBaseIndex()
+      ? undefined
+      : this.log.entryAt(index);
+  }
+
+  /** The term of the entry at `index`, the compacted base included; undefined if unknown. */
+  termAt(index: LogIndex): Term | undefined {
+    return this.log.term(index);
+  }
+
+  /**
+   * Records a snapshot the state machine took after applying the log up to `index` (Raft §7);
+   * returns it, with its term and membership, for the runtime to persist. From now on it is what
+   * followers that lag behind the log get. The log is not compacted until `compact`.
+   */
+  createSnapshot(index: LogIndex, data: Uint8Array): Snapshot {
+    assert(index <= this.appliedIndex,
+      () => `snapshot at ${index} past the applied index ${this.appliedIndex}`);
+    assert(index > (this.snapshot?.meta.index ?? 0),
+      () => `snapshot at ${index} not after the last one (${this.snapshot?.meta.index})`);
+    const term = this.log.term(index);
+    assert(term !== undefined, () => `snapshot at ${index}: the log no longer holds its term`);
+    const snapshot: Snapshot = { meta: { index, term, membership: this.membershipAt(index) }, data };
+    this.setSnapshot(snapshot);
+    return snapshot;
+  }
+
+  /**
+   * Drops the log entries up to `index` from memory (Raft §7 log compaction). `index` must be
+   * covered by the snapshot (`createSnapshot`) and applied. Keeping some entries below the
+   * snapshot's index lets slightly lagging followers catch up with appends, not the snapshot.
+   */
+  compact(index: LogIndex): void {
+    assert(index <= (this.snapshot?.meta.index ?? 0) && index <= this.appliedIndex,
+      () => `compact to ${index}: snapshot ${this.snapshot?.meta.index}, applied ` +
+        `${this.appliedIndex}`);
+    this.log.compact(index);
+    this.configLog.compact(this.log.getBaseIndex());
+    this.checkInvariants();
   }
 
   // ---------------------------------------------------------------------------------------
@@ -314,13 +542,26 @@ export class RaftNode {
         return;
       case 'append':
       case 'heartbeat':
+      case 'snapshot':
         this.stepFromLeader(from, m);
+        return;
+      case 'snapshot-response':
+        this.stepSnapshotResponse(from, m);
         return;
       case 'append-response':
         this.stepAppendResponse(from, m);
         return;
       case 'heartbeat-response':
-        this.stepHeartbeatResponse(from);
+        this.stepHeartbeatResponse(from, m);
+        return;
+      case 'timeout-now':
+        this.stepTimeoutNow(from);
+        return;
+      case 'read-index':
+        this.stepReadIndex(from, m.requestId);
+        return;
+      case 'read-index-response':
+        this.stepReadIndexResponse(from, m);
         return;
       default:
         assertNever(m, 'raft message kind');
@@ -331,15 +572,19 @@ export class RaftNode {
   private stepHigherTerm(from: NodeId, m: RaftMessage): boolean {
     if (m.kind === 'pre-vote' || m.kind === 'vote') {
       // Leader stickiness (thesis §9.6): while this node hears from a live leader it neither
-      // raises its term nor votes, so a disruptive node cannot depose a healthy leader.
-      if (this.inLeaderLease()) return false;
+      // raises its term nor votes, so a disruptive node cannot depose a healthy leader. A
+      // transfer's vote is the leader's own wish (thesis §3.10): it passes.
+      const forced = m.kind === 'vote' && m.transfer === true;
+      if (!forced && this.inLeaderLease()) return false;
       // A pre-vote never changes the receiver's term: it is only a question.
       if (m.kind === 'pre-vote') return true;
     }
     // A granted pre-vote carries the term this node proposed, not a term seen elsewhere.
     if (m.kind === 'pre-vote-response' && m.granted) return true;
-    const leader = m.kind === 'append' || m.kind === 'heartbeat' ? from : undefined;
-    this.becomeFollower(m.term, leader, 'higher-term-seen');
+    // Only the leader of a term sends these: the sender leads m.term.
+    const fromLeader = m.kind === 'append' || m.kind === 'heartbeat' ||
+      m.kind === 'timeout-now' || m.kind === 'snapshot';
+    this.becomeFollower(m.term, fromLeader ? from : undefined, 'higher-term-seen');
     return true;
   }
 
@@ -348,6 +593,7 @@ export class RaftNode {
     const term = this.currentTerm;
     switch (m.kind) {
       case 'append':
+      case 'snapshot':
         this.send(from, { kind: 'append-response', term, success: false,
           index: logIndex(0), hintIndex: logIndex(0), hintTerm: toTerm(0) });
         return;
@@ -360,10 +606,16 @@ export class RaftNode {
       case 'pre-vote':
         this.send(from, { kind: 'pre-vote-response', term, granted: false });
         return;
+      case 'read-index':
+        this.refuseRead(from, m.requestId);
+        return;
       case 'pre-vote-response':
       case 'vote-response':
       case 'append-response':
       case 'heartbeat-response':
+      case 'timeout-now':
+      case 'read-index-response':
+      case 'snapshot-response':
         return;
       default:
         assertNever(m, 'raft message kind');
@@ -372,10 +624,13 @@ export class RaftNode {
 
   /**
    * Whether this node believes in a live leader (itself included), so ignores (pre-)votes of a
-   * higher term. Leadership transfer will add a forced vote that bypasses this.
+   * higher term, except a leadership transfer's forced vote.
    */
   private inLeaderLease(): boolean {
     if (this.role === 'leader') return this.checkQuorumOn;
+    // Lease-based reads: in its previous life this node may have answered a heartbeat round
+    // that granted some leader a lease; it keeps that promise across a restart.
+    if (this.nowMs < this.startQuietUntilMs) return true;
     return this.stickinessOn && this.leaderId !== undefined &&
       this.nowMs - this.leaderContactMs < this.config.electionTimeoutMsMin;
   }
@@ -412,7 +667,7 @@ export class RaftNode {
       return;
     }
     this.votes.set(from, m.granted);
-    const outcome = tallyVotes(this.config.voters, this.votes);
+    const outcome = tallyVotes(this.voters, this.votes);
     switch (outcome) {
       case 'won':
         if (this.role === 'pre-candidate') this.campaign('election', 'pre-vote-won');
@@ -434,7 +689,8 @@ export class RaftNode {
     this.campaign(this.preVoteOn ? 'pre-vote' : 'election', 'election-timeout');
   }
 
-  private campaign(kind: 'pre-vote' | 'election', reason: RoleChangeReason): void {
+  private campaign(kind: 'pre-vote' | 'election', reason: RoleChangeReason,
+    transfer = false): void {
     const before = this.role;
     if (kind === 'pre-vote') {
       // Thesis §9.6: ask first, without raising the term or voting.
@@ -449,7 +705,7 @@ export class RaftNode {
     this.votes = new Map([[this.id, true]]);
     this.resetElectionTimer();
     if (before !== this.role) this.emitRoleChange(before, reason);
-    if (tallyVotes(this.config.voters, this.votes) === 'won') {
+    if (tallyVotes(this.voters, this.votes) === 'won') {
       if (kind === 'pre-vote') this.campaign('election', 'pre-vote-won');
       else this.becomeLeader();
       return;
@@ -459,8 +715,11 @@ export class RaftNode {
       lastLogIndex: this.log.lastIndex(),
       lastLogTerm: this.log.lastTerm(),
     };
-    for (const peer of this.peers) {
-      this.send(peer, { kind: kind === 'pre-vote' ? 'pre-vote' : 'vote', ...request });
+    // Only voters are asked: a learner's answer would not count.
+    for (const peer of this.voters) {
+      if (peer === this.id) continue;
+      if (kind === 'pre-vote') this.send(peer, { kind: 'pre-vote', ...request });
+      else this.send(peer, transfer ? { kind: 'vote', ...request, transfer } : { kind: 'vote', ...request });
     }
   }
 
@@ -471,6 +730,9 @@ export class RaftNode {
     this.role = 'leader';
     this.setLeader(this.id);
     this.votes = new Map();
+    this.readRounds = new ReadRounds();
+    this.transferredInTerm = false;
+    this.readLeaseUntilMs = Number.NEGATIVE_INFINITY;
     const next = logIndex(this.log.lastIndex() + 1);
     this.progress = new Map(this.peers.map((peer) =>
       [peer, new Progress(next, this.config.inflightMessagesMax, this.nowMs)]));
@@ -487,10 +749,51 @@ export class RaftNode {
     this.maybeCommit();
   }
 
+  /** The last config entry's membership is in force (thesis §4.1): voters, peers, progress. */
+  private applyMembership(): void {
+    const { voters, learners } = this.configLog.current();
+    // A lease rests on the stickiness of the majority that granted it: not across a change.
+    if (voters !== this.voters) this.readLeaseUntilMs = Number.NEGATIVE_INFINITY;
+    this.voters = voters;
+    this.peers = [...voters, ...learners].filter((id) => id !== this.id);
+    if (this.role !== 'leader') return;
+    const next = logIndex(this.log.lastIndex() + 1);
+    for (const peer of this.peers) {
+      if (!this.progress.has(peer)) {
+        this.progress.set(peer, new Progress(next, this.config.inflightMessagesMax, this.nowMs));
+      }
+    }
+    for (const id of [...this.progress.keys()]) {
+      if (this.peers.includes(id)) continue;
+      this.progress.delete(id);
+      if (id === this.transferTarget) this.abortTransfer();
+    }
+    if (this.peers.length > 0 && this.heartbeatDeadlineMs === Number.POSITIVE_INFINITY) {
+      this.heartbeatDeadlineMs = this.nowMs + this.config.heartbeatIntervalMs;
+    }
+  }
+
+  /**
+   * Thesis §4.2.2: a leader that is no longer a voter steps down once the change that removed
+   * it is committed; it tells an up-to-date voter to campaign at once.
+   */
+  private maybeStepDownRemoved(): void {
+    if (this.role !== 'leader' || this.voters.includes(this.id) ||
+      this.configLog.latestIndex() > this.commitIndex) return;
+    const successor = this.mostUpToDateVoter();
+    if (successor !== undefined && this.progress.get(successor)?.matchIndex === this.log.lastIndex()) {
+      this.send(successor, { kind: 'timeout-now', term: this.currentTerm });
+    }
+    this.becomeFollower(this.currentTerm, undefined, 'removed-from-cluster');
+  }
+
   private becomeFollower(term: Term, leader: NodeId | undefined, reason: RoleChangeReason): void {
     const before = this.role;
+    if (before === 'leader') this.failLeaderReads();
     if (term > this.currentTerm) this.setTerm(term, 'higher-term-seen');
     this.role = 'follower';
+    this.transferTarget = undefined;
+    this.transferDeadlineMs = Number.POSITIVE_INFINITY;
     this.progress.clear();
     this.votes = new Map();
     this.heartbeatDeadlineMs = Number.POSITIVE_INFINITY;
@@ -502,7 +805,7 @@ export class RaftNode {
   // ---------------------------------------------------------------------------------------
   // Follower side of replication (Raft §5.3)
 
-  private stepFromLeader(from: NodeId, m: AppendRequest | HeartbeatRequest): void {
+  private stepFromLeader(from: NodeId, m: AppendRequest | HeartbeatRequest | SnapshotRequest): void {
     assert(this.role !== 'leader',
       () => `two leaders in term ${this.currentTerm}: ${this.id} and ${from}`);
     if (this.role !== 'follower') this.becomeFollower(this.currentTerm, from, 'leader-discovered');
@@ -511,11 +814,16 @@ export class RaftNode {
     this.resetElectionTimer();
     if (m.kind === 'append') {
       this.stepAppend(from, m);
+    } else if (m.kind === 'snapshot') {
+      this.stepSnapshot(from, m);
     } else {
       // The leader sends min(its commit, our match): our log holds that prefix, unless it was
       // lost with unsynced writes (a broken contract); never commit past what we hold.
       this.commitTo(Math.min(m.commitIndex, this.log.lastIndex()));
-      this.send(from, { kind: 'heartbeat-response', term: this.currentTerm });
+      const response: HeartbeatResponse = m.readRound === undefined
+        ? { kind: 'heartbeat-response', term: this.currentTerm }
+        : { kind: 'heartbeat-response', term: this.currentTerm, readRound: m.readRound };
+      this.send(from, response);
     }
   }
 
@@ -539,7 +847,12 @@ export class RaftNode {
       assert(conflict > this.commitIndex,
         () => `append from ${from} would overwrite committed entry ${conflict} ` +
           `(commit index ${this.commitIndex})`);
-      this.log.truncateAndAppend(m.entries.slice(conflict - m.prevLogIndex - 1));
+      const replacing = m.entries.slice(conflict - m.prevLogIndex - 1);
+      this.log.truncateAndAppend(replacing);
+      // Thesis §4.1: config entries hold from their append, and stop holding if cut off.
+      this.configLog.truncateFrom(conflict);
+      this.configLog.append(replacing);
+      this.applyMembership();
     }
     this.commitTo(Math.min(m.commitIndex, lastNewIndex));
     this.sendAppendAck(from, lastNewIndex);
@@ -561,6 +874,8 @@ export class RaftNode {
     if (this.role !== 'leader' || pr === undefined) return;
     pr.lastContactMs = this.nowMs;
     if (!m.success) {
+      // While a snapshot is under way, refusals answer older appends.
+      if (pr.state === 'snapshot') return;
       // Fast back-off: skip every index whose term proves it cannot match (etcd's rule).
       const probeIndex = m.hintTerm > 0
         ? this.log.findConflictByTerm(Math.min(m.hintIndex, this.log.lastIndex()), m.hintTerm).index
@@ -570,21 +885,185 @@ export class RaftNode {
     }
     if (m.index > this.log.lastIndex() || !pr.maybeUpdate(m.index)) return;
     if (pr.state === 'probe') pr.becomeReplicate();
-    else pr.inflights.freeTo(m.index);
+    else if (pr.state === 'snapshot') {
+      // Raft §7: the follower installed the snapshot (or already held its last entry).
+      if (pr.matchIndex >= pr.pendingSnapshotIndex) pr.becomeReplicate();
+    } else pr.inflights.freeTo(m.index);
     this.maybeCommit();
+    if (from === this.transferTarget) this.maybeSendTimeoutNow(from);
   }
 
-  private stepHeartbeatResponse(from: NodeId): void {
+  private stepHeartbeatResponse(from: NodeId, m: HeartbeatResponse): void {
     const pr = this.progress.get(from);
     if (this.role !== 'leader' || pr === undefined) return;
     pr.lastContactMs = this.nowMs;
+    if (m.readRound !== undefined && m.readRound > pr.readRoundAcked &&
+      m.readRound <= this.readRounds.lastSentRound) {
+      pr.readRoundAcked = m.readRound;
+      this.maybeConfirmReads();
+    }
     // The follower is reachable: allow the next probe (or an empty append that re-syncs it).
     pr.paused = false;
+    // A lost timeout-now is sent again while the transfer lasts.
+    if (from === this.transferTarget) this.maybeSendTimeoutNow(from);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Snapshots (Raft §7): InstallSnapshot in chunks, resumable, checksummed
+
+  private setSnapshot(snapshot: Snapshot | undefined): void {
+    this.snapshot = snapshot;
+    this.snapshotChecksum = snapshot === undefined ? 0 : crc32c(snapshot.data);
+  }
+
+  /** One chunk from where the follower asked; the next waits for its answer. */
+  private sendSnapshotChunk(peer: NodeId, pr: Progress): boolean {
+    const snapshot = this.snapshot;
+    assert(snapshot !== undefined, () => `leader ${this.id} sends a snapshot it does not have`);
+    // A newer snapshot replaces the one under way: the follower needs less log after it.
+    if (pr.pendingSnapshotIndex !== snapshot.meta.index) pr.becomeSnapshot(snapshot.meta.index);
+    const totalBytes = snapshot.data.length;
+    const offsetBytes = Math.min(pr.snapshotOffsetBytes, totalBytes);
+    const chunkBytesMax = Math.min(this.config.snapshotChunkBytesMax,
+      this.config.bytesPerMessageMax);
+    const end = Math.min(totalBytes, offsetBytes + chunkBytesMax);
+    this.send(peer, { kind: 'snapshot', term: this.currentTerm, meta: snapshot.meta, totalBytes,
+      checksum: this.snapshotChecksum, offsetBytes, data: snapshot.data.subarray(offsetBytes, end) });
+    pr.paused = true;
+    return false;
+  }
+
+  private stepSnapshotResponse(from: NodeId, m: SnapshotResponse): void {
+    const pr = this.progress.get(from);
+    if (this.role !== 'leader' || pr === undefined) return;
+    pr.lastContactMs = this.nowMs;
+    if (pr.state !== 'snapshot' || m.snapshotIndex !== pr.pendingSnapshotIndex) return;
+    pr.snapshotOffsetBytes = m.nextOffsetBytes;
+    pr.paused = false;
+  }
+
+  /** Follower: a chunk of the leader's snapshot. */
+  private stepSnapshot(from: NodeId, m: SnapshotRequest): void {
+    const { meta } = m;
+    if (meta.index <= this.commitIndex) {
+      // Already committed here: the follower's log matches the leader's up to its commit.
+      this.snapshotAssembly = undefined;
+      this.sendAppendAck(from, this.commitIndex);
+      return;
+    }
+    if (this.log.matchTerm(meta.index, meta.term)) {
+      // The log holds the snapshot's last entry: it is committed, nothing to install (as etcd).
+      this.snapshotAssembly = undefined;
+      this.commitTo(meta.index);
+      this.sendAppendAck(from, meta.index);
+      return;
+    }
+    const assembly = this.assemble(m);
+    if (assembly === undefined || assembly.receivedBytes < assembly.totalBytes) {
+      this.sendSnapshotProgress(from, meta.index, assembly?.receivedBytes ?? 0);
+      return;
+    }
+    this.snapshotAssembly = undefined;
+    const data = concatenate(assembly.chunks, assembly.totalBytes);
+    if (crc32c(data) !== m.checksum) {
+      this.sendSnapshotProgress(from, meta.index, 0); // damaged on the way: start again
+      return;
+    }
+    this.installSnapshot({ meta, data });
+    this.sendAppendAck(from, meta.index);
+  }
+
+  /**
+   * Adds the chunk if it is the next one expected; returns the assembly as it stands, or
+   * undefined when the chunk belongs to a snapshot not started here (ask for byte 0).
+   */
+  private assemble(m: SnapshotRequest): SnapshotAssembly | undefined {
+    let assembly = this.snapshotAssembly;
+    const same = assembly !== undefined && assembly.index === m.meta.index &&
+      assembly.term === m.meta.term && assembly.checksum === m.checksum &&
+      assembly.totalBytes === m.totalBytes;
+    if (assembly === undefined || !same) {
+      if (m.offsetBytes !== 0) return undefined;
+      assembly = { index: m.meta.index, term: m.meta.term, checksum: m.checksum,
+        totalBytes: m.totalBytes, chunks: [], receivedBytes: 0 };
+      this.snapshotAssembly = assembly;
+    }
+    // A duplicate or a chunk after a lost one: the answer names the byte to resume from.
+    if (m.offsetBytes === assembly.receivedBytes) {
+      assembly.chunks.push(m.data);
+      assembly.receivedBytes += m.data.length;
+    }
+    return assembly;
+  }
+
+  private sendSnapshotProgress(to: NodeId, snapshotIndex: LogIndex, nextOffsetBytes: number): void {
+    this.send(to, { kind: 'snapshot-response', term: this.currentTerm, snapshotIndex,
+      nextOffsetBytes });
+  }
+
+  /** Raft §7: the snapshot replaces the whole log; the runtime persists and restores it. */
+  private installSnapshot(snapshot: Snapshot): void {
+    const { index, term } = snapshot.meta;
+    this.log.restore(index, term);
+    this.configLog.restore(index, snapshot.meta.membership);
+    this.applyMembership();
+    this.setSnapshot(snapshot);
+    this.pendingSnapshot = snapshot;
+    this.commitIndex = index;
+    this.applyingIndex = index;
+  }
+
+  /** The membership in force at `index` (for a snapshot taken there). */
+  private membershipAt(index: LogIndex): Membership {
+    return this.configLog.at(index);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Leadership transfer (Raft thesis §3.10)
+
+  /** Sends `timeout-now` once the target's log matches ours (it could not win otherwise). */
+  private maybeSendTimeoutNow(target: NodeId): void {
+    const pr = this.progress.get(target);
+    if (pr === undefined || pr.matchIndex !== this.log.lastIndex()) return;
+    this.send(target, { kind: 'timeout-now', term: this.currentTerm });
+    this.events.push({ kind: 'leadership-transfer', term: this.currentTerm, target,
+      stage: 'timeout-now-sent' });
+  }
+
+  private abortTransfer(): void {
+    const target = this.transferTarget;
+    if (target === undefined) return;
+    this.transferTarget = undefined;
+    this.transferDeadlineMs = Number.POSITIVE_INFINITY;
+    this.events.push({ kind: 'leadership-transfer', term: this.currentTerm, target,
+      stage: 'aborted' });
+  }
+
+  /** The voter (not this node) whose log matches ours furthest; ties: heard from last. */
+  private mostUpToDateVoter(): NodeId | undefined {
+    let best: NodeId | undefined;
+    let bestPr: Progress | undefined;
+    for (const peer of this.voters) {
+      const pr = this.progress.get(peer);
+      if (pr === undefined) continue;
+      if (bestPr === undefined || pr.matchIndex > bestPr.matchIndex ||
+        (pr.matchIndex === bestPr.matchIndex && pr.lastContactMs > bestPr.lastContactMs)) {
+        best = peer;
+        bestPr = pr;
+      }
+    }
+    return best;
+  }
+
+  /** A `timeout-now` from the leader of this term: campaign now (thesis §3.10). */
+  private stepTimeoutNow(from: NodeId): void {
+    if (this.role === 'leader' || !this.promotable() || from !== this.leaderId) return;
+    this.campaign('election', 'leadership-transfer', true);
   }
 
   /** Raft §5.3, §5.4.2: commit the highest index stored on a majority, if of this term. */
   private maybeCommit(): void {
-    const matches = this.config.voters.map((v) => v === this.id
+    const matches = this.voters.map((v) => v === this.id
       ? this.log.getStableIndex()
       : (this.progress.get(v)?.matchIndex ?? 0));
     const index = majorityValue(matches);
@@ -595,6 +1074,11 @@ export class RaftNode {
       return;
     }
     this.commitTo(index);
+    // Thesis §6.4 step 1: reads that came before the first commit of this term may go on.
+    if (this.committedInTerm()) {
+      for (const read of this.readRounds.takeEarly()) this.admitRead(read.requestId, read.from);
+    }
+    this.maybeStepDownRemoved();
   }
 
   /** Whether some follower's flow control allows an append now. */
@@ -620,9 +1104,16 @@ export class RaftNode {
   private maybeSendAppend(peer: NodeId, pr: Progress): boolean {
     const lastIndex = this.log.lastIndex();
     if (!pr.shouldSendAppend(lastIndex, this.commitIndex)) return false;
+    if (pr.state === 'snapshot') return this.sendSnapshotChunk(peer, pr);
     const prevLogIndex = logIndex(pr.nextIndex - 1);
     const prevLogTerm = this.log.term(prevLogIndex);
-    assert(prevLogTerm !== undefined, () => `no term for ${prevLogIndex} (snapshots come later)`);
+    if (prevLogTerm === undefined) {
+      // Raft §7: the entries this follower needs were compacted away: send the snapshot.
+      assert(this.snapshot !== undefined && this.snapshot.meta.index >= this.log.getBaseIndex(),
+        () => `leader ${this.id} compacted to ${this.log.getBaseIndex()} without a snapshot`);
+      pr.becomeSnapshot(this.snapshot.meta.index);
+      return this.sendSnapshotChunk(peer, pr);
+    }
     const entries = pr.canSendEntries(lastIndex)
       ? this.log.sliceForMessage(pr.nextIndex, this.config.entriesPerMessageMax,
         this.config.bytesPerMessageMax)
@@ -639,20 +1130,117 @@ export class RaftNode {
       this.becomeFollower(this.currentTerm, undefined, 'check-quorum-lost');
       return;
     }
+    // Thesis §3.10: a transfer that did not produce a new leader within an election timeout
+    // is abandoned, and this leader takes proposals again.
+    if (this.nowMs >= this.transferDeadlineMs) this.abortTransfer();
     if (this.nowMs < this.heartbeatDeadlineMs) return;
-    this.heartbeatDeadlineMs = this.nowMs + this.config.heartbeatIntervalMs;
+    this.broadcastHeartbeat();
+  }
+
+  /** One heartbeat to every follower: one numbered round (ReadIndex confirmation, leases). */
+  private broadcastHeartbeat(): void {
+    this.heartbeatDeadlineMs = this.peers.length === 0
+      ? Number.POSITIVE_INFINITY
+      : this.nowMs + this.config.heartbeatIntervalMs;
+    const readRound = this.readRounds.startRound(this.nowMs);
     for (const peer of this.peers) {
       const pr = this.progress.get(peer);
       assert(pr !== undefined, () => `leader ${this.id} has no progress for ${peer}`);
       // Never more than the follower's match: it may not hold our entries beyond it.
       this.send(peer, { kind: 'heartbeat', term: this.currentTerm,
-        commitIndex: logIndex(Math.min(pr.matchIndex, this.commitIndex)) });
+        commitIndex: logIndex(Math.min(pr.matchIndex, this.commitIndex)), readRound });
     }
+    // A lone voter confirms its own rounds.
+    this.maybeConfirmReads();
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Linearizable reads (Raft thesis §6.4 ReadIndex; §6.4.1 leases)
+
+  /** A read at the leader (its own, or forwarded `from` a follower). False when full. */
+  private leaderRead(requestId: string, from: NodeId | undefined): boolean {
+    if (this.readRounds.size >= this.config.pendingReadsMax) return false;
+    // Thesis §6.4 step 1: until an entry of its term commits, this leader's commit index may
+    // lag the last leader's: hold the read.
+    if (!this.committedInTerm()) this.readRounds.addEarly(requestId, from);
+    else this.admitRead(requestId, from);
+    return true;
+  }
+
+  /** Step 2 onwards: record the commit index; confirm by a round, or by the lease. */
+  private admitRead(requestId: string, from: NodeId | undefined): void {
+    if (this.leaseHolds()) this.releaseRead(requestId, from, this.commitIndex);
+    else this.readRounds.add(requestId, from, this.commitIndex);
+  }
+
+  private releaseRead(requestId: string, from: NodeId | undefined, index: LogIndex): void {
+    if (from === undefined) this.readStates.push({ requestId, index });
+    else this.send(from, { kind: 'read-index-response', term: this.currentTerm, requestId,
+      success: true, index });
+  }
+
+  private refuseRead(to: NodeId, requestId: string): void {
+    this.send(to, { kind: 'read-index-response', term: this.currentTerm, requestId,
+      success: false, index: logIndex(0) });
+  }
+
+  /** Releases the reads of every round a majority of voters has answered. */
+  private maybeConfirmReads(): void {
+    const acked = this.voters.map((v) => v === this.id
+      ? this.readRounds.lastSentRound
+      : (this.progress.get(v)?.readRoundAcked ?? 0));
+    const { reads, sentAtMs } = this.readRounds.confirm(majorityValue(acked));
+    if (sentAtMs !== undefined && this.leaseAllowed()) {
+      const rho = this.config.clockRateErrorMax;
+      const leaseMs = this.config.electionTimeoutMsMin * (1 - rho) / (1 + rho);
+      this.readLeaseUntilMs = Math.max(this.readLeaseUntilMs, sentAtMs + leaseMs);
+    }
+    for (const read of reads) this.releaseRead(read.requestId, read.from, read.index);
+  }
+
+  /** Lease reads need the stickiness of check-quorum, and no transfer in this term. */
+  private leaseAllowed(): boolean {
+    return this.config.leaseBasedReads && this.checkQuorumOn && this.stickinessOn &&
+      !this.transferredInTerm;
+  }
+
+  private leaseHolds(): boolean {
+    return this.leaseAllowed() && this.nowMs < this.readLeaseUntilMs;
+  }
+
+  private committedInTerm(): boolean {
+    return this.log.term(this.commitIndex) === this.currentTerm;
+  }
+
+  /** Leadership ends: every read it held fails (forwarded ones are refused to the follower). */
+  private failLeaderReads(): void {
+    for (const read of this.readRounds.clear()) {
+      if (read.from === undefined) {
+        this.readsFailed.push({ requestId: read.requestId, reason: 'leadership-lost' });
+      } else {
+        this.refuseRead(read.from, read.requestId);
+      }
+    }
+    this.readLeaseUntilMs = Number.NEGATIVE_INFINITY;
+  }
+
+  /** A follower's forwarded read, in this term. */
+  private stepReadIndex(from: NodeId, requestId: string): void {
+    if (this.role !== 'leader' || !this.leaderRead(requestId, from)) {
+      this.refuseRead(from, requestId);
+    }
+  }
+
+  private stepReadIndexResponse(from: NodeId, m: ReadIndexResponse): void {
+    if (this.forwardedReads.get(m.requestId) !== from) return;
+    this.forwardedReads.delete(m.requestId);
+    if (m.success) this.readStates.push({ requestId: m.requestId, index: m.index });
+    else this.readsFailed.push({ requestId: m.requestId, reason: 'refused' });
   }
 
   /** The instant at which a majority (this node included) will have been silent too long. */
   private quorumContactDeadlineMs(): number {
-    const contacts = this.config.voters.map((v) => v === this.id
+    const contacts = this.voters.map((v) => v === this.id
       ? Number.POSITIVE_INFINITY
       : (this.progress.get(v)?.lastContactMs ?? Number.NEGATIVE_INFINITY));
     return majorityValue(contacts) + this.config.electionTimeoutMsMin;
@@ -688,6 +1276,11 @@ export class RaftNode {
     this.events.push({ kind: 'leader-changed', term: this.currentTerm, leaderId: leader,
       previousLeaderId: this.leaderId });
     this.leaderId = leader;
+    // Reads forwarded to the previous leader may never be answered: fail them now.
+    for (const requestId of this.forwardedReads.keys()) {
+      this.readsFailed.push({ requestId, reason: 'leader-changed' });
+    }
+    this.forwardedReads.clear();
   }
 
   private emitRoleChange(from: RaftRole, reason: RoleChangeReason): void {
@@ -701,7 +1294,7 @@ export class RaftNode {
   }
 
   private promotable(): boolean {
-    return this.config.voters.includes(this.id);
+    return this.voters.includes(this.id);
   }
 
   private send(to: NodeId, message: RaftMessage): void {
@@ -740,6 +1333,10 @@ export class RaftNode {
         `${this.commitIndex} out of order`);
     assert(this.log.lastTerm() <= this.currentTerm,
       () => `last log term ${this.log.lastTerm()} above current term ${this.currentTerm}`);
+    // Raft §7: only what a snapshot covers leaves the log.
+    assert(this.log.getBaseIndex() === 0 ||
+      (this.snapshot !== undefined && this.snapshot.meta.index >= this.log.getBaseIndex()),
+    () => `log compacted to ${this.log.getBaseIndex()} beyond the snapshot`);
     this.checkedCommitIndex = this.commitIndex;
     this.checkedTerm = this.currentTerm;
     if (this.role === 'leader') this.checkLeaderInvariants(last);
@@ -753,11 +1350,34 @@ export class RaftNode {
     assert(last >= this.leaderLastIndexFloor,
       () => `leader log shrank from ${this.leaderLastIndexFloor} to ${last}`);
     this.leaderLastIndexFloor = last;
+    assert(this.transferTarget === undefined || this.progress.has(this.transferTarget),
+      () => `leader ${this.id} transfers to ${this.transferTarget}, which it does not track`);
     for (const [peer, pr] of this.progress) {
       assert(pr.matchIndex <= last && pr.matchIndex < pr.nextIndex && pr.nextIndex <= last + 1,
         () => `progress of ${peer}: match ${pr.matchIndex} next ${pr.nextIndex} last ${last}`);
     }
   }
+}
+
+/** A snapshot being received: chunks so far, in order, and what the whole must match. */
+interface SnapshotAssembly {
+  readonly index: LogIndex;
+  readonly term: Term;
+  readonly checksum: number;
+  readonly totalBytes: number;
+  readonly chunks: Uint8Array[];
+  receivedBytes: number;
+}
+
+function concatenate(chunks: readonly Uint8Array[], totalBytes: number): Uint8Array {
+  if (chunks.length === 1 && chunks[0]!.length === totalBytes) return chunks[0]!;
+  const out = new Uint8Array(totalBytes);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return out;
 }
 
 function sameHardState(a: HardState, b: HardState): boolean {

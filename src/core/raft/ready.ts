@@ -5,7 +5,7 @@
 import type { LogIndex, NodeId, Term } from '../ids.js';
 import type { RaftEnvelope } from './messages.js';
 import type { ProgressState } from './progress.js';
-import type { Entry, HardState } from './types.js';
+import type { Entry, HardState, Membership, Snapshot } from './types.js';
 
 export type RaftRole = 'follower' | 'pre-candidate' | 'candidate' | 'leader';
 
@@ -26,7 +26,11 @@ export type RoleChangeReason =
   /** A (pre-)candidate heard from the leader of its own term. */
   | 'leader-discovered'
   /** A leader did not hear from a majority within electionTimeoutMsMin (check-quorum). */
-  | 'check-quorum-lost';
+  | 'check-quorum-lost'
+  /** The leader sent `timeout-now`: campaign at once, without pre-vote (thesis §3.10). */
+  | 'leadership-transfer'
+  /** This leader's removal from the voters was committed: it steps down (thesis §4.2.2). */
+  | 'removed-from-cluster';
 
 export type TermChangeReason = 'election-started' | 'higher-term-seen';
 
@@ -49,6 +53,18 @@ export type RaftEvent =
     readonly from: Term;
     readonly to: Term;
     readonly reason: TermChangeReason;
+  }
+  | {
+    /**
+     * A leadership transfer of this leader: `started` (proposals are refused from now on),
+     * `timeout-now-sent` (the target's log matched; it was told to campaign), or `aborted`
+     * (no new leader within electionTimeoutMsMin, or replaced by a transfer to another node:
+     * this node leads on and accepts proposals again). Success shows as `leader-changed`.
+     */
+    readonly kind: 'leadership-transfer';
+    readonly term: Term;
+    readonly target: NodeId;
+    readonly stage: 'started' | 'timeout-now-sent' | 'aborted';
   };
 
 /** Volatile state worth showing; in `Ready.softState` only when it changed. */
@@ -80,9 +96,16 @@ export interface Ready {
   readonly softState: SoftState | undefined;
   /** Term, vote and commit index to store, present when they changed since the last Ready. */
   readonly hardState: HardState | undefined;
+  /**
+   * A snapshot received from the leader (InstallSnapshot, Raft §7), to persist before
+   * `entries` and `hardState`: it replaces the whole stored log (which now starts after
+   * `snapshot.meta.index`). In step 4, restore the state machine from it before applying
+   * `committedEntries` (which then start after it). Undefined almost always.
+   */
+  readonly snapshot: Snapshot | undefined;
   /** New log entries to store, replacing any stored entries from `entries[0].index` on. */
   readonly entries: readonly Entry[];
-  /** Whether step 2 must be durable (synced) before step 3: new entries, term or vote. */
+  /** Whether step 2 must be durable (synced) before step 3: a snapshot, entries, term, vote. */
   readonly mustSync: boolean;
   /** TEST-ONLY (mutant `ackBeforeSync`): sent BEFORE persisting. Empty otherwise. */
   readonly messagesBeforePersist: readonly RaftEnvelope[];
@@ -90,8 +113,48 @@ export interface Ready {
   readonly messages: readonly RaftEnvelope[];
   /** Committed entries to apply, in index order, each exactly once over all Readies. */
   readonly committedEntries: readonly Entry[];
+  /**
+   * Reads (`readIndex`) whose index is now known: serve each from the state machine once it
+   * has applied `index` (at once when it already has, after step 4).
+   */
+  readonly readStates: readonly ReadState[];
+  /** Reads that will never be confirmed here (leadership lost, leader changed, refused). */
+  readonly readsFailed: readonly ReadFailure[];
   readonly events: readonly RaftEvent[];
 }
+
+/**
+ * A confirmed linearizable read (thesis §6.4): the state machine, once it has applied `index`,
+ * reflects every write that completed before the read was requested.
+ */
+export interface ReadState {
+  readonly requestId: string;
+  readonly index: LogIndex;
+}
+
+export interface ReadFailure {
+  readonly requestId: string;
+  /**
+   * `leadership-lost`: this node stopped leading before the read was confirmed.
+   * `leader-changed`: the read was forwarded to a leader this node no longer follows.
+   * `refused`: the leader it was forwarded to refused it (not leader any more, or full).
+   */
+  readonly reason: 'leadership-lost' | 'leader-changed' | 'refused';
+}
+
+/** The immediate answer of `readIndex`; `pending` ones end in a Ready's readStates/readsFailed. */
+export type ReadIndexResult =
+  | { readonly kind: 'pending' }
+  | {
+    /** A (pre-)candidate, or a follower that knows no leader: retry elsewhere or later. */
+    readonly kind: 'rejected';
+    readonly reason: 'no-leader';
+  }
+  | {
+    /** pendingReadsMax reads already wait here: back-pressure. */
+    readonly kind: 'dropped';
+    readonly reason: 'too-many-pending';
+  };
 
 /**
  * The outcome of `propose`. `accepted` means appended to the leader's log at (index, term),
@@ -116,10 +179,48 @@ export type ProposeResult =
   | {
     /**
      * Not appended; retrying later may succeed. `too-many-pending`: pendingProposalsMax
-     * entries are not yet committed. `leader-stepping-down`: reserved for leadership transfer.
+     * entries are not yet committed. `leader-stepping-down`: a leadership transfer is under
+     * way (retry at the new leader once it is known).
      */
     readonly kind: 'dropped';
     readonly reason: 'too-many-pending' | 'leader-stepping-down';
+  };
+
+/**
+ * The outcome of `transferLeadership`. `started` means the transfer is under way: this leader
+ * refuses proposals until it ends, and it ends by a new leader (a `leader-changed` event) or by
+ * an abort after electionTimeoutMsMin (a `leadership-transfer` event, stage `aborted`).
+ */
+export type TransferResult =
+  | { readonly kind: 'started'; readonly target: NodeId; readonly term: Term }
+  | {
+    readonly kind: 'rejected';
+    readonly reason: 'not-leader';
+    readonly leaderHint: NodeId | undefined;
+  }
+  | {
+    /**
+     * `no-voter`: this is the only voter, there is nobody to hand over to. `invalid-target`:
+     * the named target is this node, not a member, or not a voter (a learner cannot lead).
+     */
+    readonly kind: 'rejected';
+    readonly reason: 'no-voter' | 'invalid-target';
+  };
+
+/**
+ * The outcome of `proposeMembershipChange`: as `propose` (accepted at an index, not leader,
+ * transfer under way), or refused for a membership reason: `change-pending` (the previous
+ * change is not committed), `no-commit-in-term` (this leader has not committed an entry of its
+ * term yet; retry shortly), `learner-behind` (a promotion before the learner caught up),
+ * `invalid-change` (adding a member, promoting a non-learner, removing a stranger or the last
+ * voter). `detail` says what, for an operator.
+ */
+export type MembershipChangeResult =
+  | ProposeResult
+  | {
+    readonly kind: 'rejected';
+    readonly reason: 'change-pending' | 'no-commit-in-term' | 'learner-behind' | 'invalid-change';
+    readonly detail: string;
   };
 
 export interface PeerProgressStatus {
@@ -144,6 +245,14 @@ export interface RaftStatus {
   readonly lastTerm: Term;
   /** The last index known durable. */
   readonly stableIndex: LogIndex;
+  /** The index of the newest snapshot this node holds (0: none). */
+  readonly snapshotIndex: LogIndex;
+  /** The log holds entries after this index only (compacted or replaced by a snapshot). */
+  readonly compactedIndex: LogIndex;
   /** The leader's view of each follower; empty on other roles. */
   readonly progress: readonly PeerProgressStatus[];
+  /** The membership in force here (the last config entry in this node's log). */
+  readonly membership: Membership;
+  /** The target of the leadership transfer under way (leaders only), if any. */
+  readonly transferTarget: NodeId | undefined;
 }

@@ -26,12 +26,39 @@ export interface HardState {
 }
 
 /**
+ * Who is in the cluster at some point of the log: the voters (their majority commits and
+ * elects) and the learners (they replicate but do not vote). Disjoint lists.
+ */
+export interface Membership {
+  readonly voters: readonly NodeId[];
+  readonly learners: readonly NodeId[];
+}
+
+/** What a snapshot stands for: the log up to (index, term), and the membership there. */
+export interface SnapshotMeta {
+  readonly index: LogIndex;
+  readonly term: Term;
+  readonly membership: Membership;
+}
+
+/**
+ * The state machine's state after applying the log up to `meta.index` (Raft §7): it replaces
+ * that prefix of the log. `data` is opaque to Raft (the state machine's own encoding).
+ */
+export interface Snapshot {
+  readonly meta: SnapshotMeta;
+  readonly data: Uint8Array;
+}
+
+/**
  * What a node finds in durable storage when it starts: the input of `new RaftNode`. It has the
  * same shape as the runtime's `RecoveredRaftState`, so the write-ahead log's result is passed
- * as is. `entries` are consecutive from index 1 (a later change adds a snapshot base), and
- * `hardState.commitIndex` does not exceed the last entry (see `checkRaftDurableState`).
+ * as is. `entries` are consecutive from the snapshot's index + 1 (from 1 without a snapshot),
+ * and `hardState.commitIndex` does not exceed the last index (see `checkRaftDurableState`).
  */
 export interface RaftDurableState {
   readonly hardState: HardState;
   readonly entries: readonly Entry[];
+  /** The newest snapshot, when the log was compacted (or a snapshot was installed). */
+  readonly snapshot?: Snapshot;
 }

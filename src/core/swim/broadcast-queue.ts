@@ -43,12 +43,16 @@ export class BroadcastQueue {
    */
   take(countMax: number, bytesMax: number, retransmitLimit: number): GossipUpdate[] {
     assert(retransmitLimit >= 1, () => `retransmit limit must be >= 1: ${retransmitLimit}`);
+    // Most messages of a quiet cluster find the queue empty: no iterator per bucket then.
+    if (this.byMember.size === 0 || countMax <= 0) return [];
     const chosen: Entry[] = [];
     let bytes = 0;
     // Skips of updates that do not fit are bounded, so one huge address cannot make us scan.
     let skipsLeft = countMax;
     for (let t = 0; t < this.buckets.length && chosen.length < countMax; t++) {
-      for (const entry of this.bucket(t).values()) {
+      const bucket = this.bucket(t);
+      if (bucket.size === 0) continue;
+      for (const entry of bucket.values()) {
         if (chosen.length >= countMax) break;
         if (bytes + entry.bytes > bytesMax) {
           if (--skipsLeft < 0) break;

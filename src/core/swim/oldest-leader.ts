@@ -133,9 +133,19 @@ export class StableMembership {
     if (this.oldestCached?.id === id) this.oldestValid = false;
   }
 
-  /** An age in the set changed (a member rejoined younger). */
-  onAgeChange(id: NodeId): void {
-    if (this.ids.has(id)) this.oldestValid = false;
+  /**
+   * An age in the set changed (a member rejoined younger). O(1): only a change of the cached
+   * oldest itself forces the next `oldest()` to look again (after a heal, hundreds of members
+   * rejoin younger at once, and each used to cost every member an O(N) pass).
+   */
+  onAgeChange(member: AgedMember): void {
+    if (!this.ids.has(member.id) || !this.oldestValid) return;
+    const oldest = this.oldestCached;
+    if (oldest === undefined || oldest.id === member.id) {
+      this.oldestValid = false;
+    } else if (isOlder(member, oldest)) {
+      this.oldestCached = member;
+    }
   }
 
   /**

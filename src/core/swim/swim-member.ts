@@ -961,7 +961,7 @@ export class SwimMember {
   private setAge(record: MemberRecord, age: MemberAge): void {
     if (record.age === age) return;
     this.table.setAge(record, age);
-    this.stable.onAgeChange(record.id);
+    this.stable.onAgeChange({ id: record.id, age, live: isLiveState(record.state) });
   }
 
   // ---------------------------------------------------------------------------------------

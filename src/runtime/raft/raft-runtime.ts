@@ -10,21 +10,44 @@
  *
  * Fail-stop: a storage error stops the node for good (a WAL cannot know what reached the disk);
  * the runtime reports it and does nothing more.
+ *
+ * Snapshots (Raft §7), when the state machine has `snapshot`/`restore` and the storage keeps
+ * snapshots: every `snapshotEntries` applied entries the state machine is snapshotted, the
+ * snapshot made durable, then the log before it dropped; a snapshot from the leader (in a
+ * Ready) is made durable before anything else of its Ready, and restores the state machine
+ * before the Ready's committed entries are applied. At start, the recovered snapshot is
+ * restored first.
  */
 import { assert } from '../../core/assert.js';
+import { formatConfigProblems } from '../../core/config.js';
 import type { LogIndex, NodeId, Term } from '../../core/ids.js';
 import type { Random } from '../../core/random.js';
-import type { RaftConfig, RaftEvent, RaftMessage, RaftStatus, Ready } from '../../core/raft/index.js';
+import type {
+  MembershipChange, MembershipChangeResult, RaftConfig, RaftEvent, RaftMessage, RaftStatus, Ready,
+} from '../../core/raft/index.js';
 import { RaftNode } from '../../core/raft/index.js';
-import type { Entry } from '../../core/raft/types.js';
+import type { Entry, Snapshot } from '../../core/raft/types.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Timer, TimerHandle } from '../../ports/timer.js';
 import type { Transport } from '../../ports/transport.js';
 import type { RaftStorage } from '../raft-storage.js';
+import {
+  canStoreSnapshots, type SnapshotRaftStorage,
+} from '../snapshot/snapshot-raft-storage.js';
+import {
+  RAFT_RUNTIME_DEFAULTS, validateRaftRuntimeConfig, type RaftRuntimeConfig,
+} from './runtime-config.js';
 
 /** The replicated state machine: `apply` must be deterministic (same entries, same state). */
 export interface StateMachine<R> {
   apply(entry: Entry): R;
+  /**
+   * The state after the last applied entry, as bytes (Raft §7 snapshots). Optional: without it
+   * (and `restore`), the log is never compacted.
+   */
+  snapshot?(): Uint8Array;
+  /** Replaces the whole state with a snapshot's (`snapshot()` of some replica). */
+  restore?(data: Uint8Array): void;
 }
 
 /** How a proposal ended, as far as this node can tell. */
@@ -35,6 +58,35 @@ export type ProposalOutcome<R> =
   | { readonly kind: 'failed'; readonly reason: string; readonly leaderHint?: NodeId }
   /** This node stopped before it learned the outcome: it may or may not have been applied. */
   | { readonly kind: 'unknown'; readonly reason: string };
+
+/** How a leadership transfer ended, as far as this node can tell. */
+export type TransferOutcome =
+  /** Another node leads now (learned from its first message): this node is a follower. */
+  | { readonly kind: 'transferred'; readonly leaderId: NodeId; readonly term: Term }
+  /**
+   * No transfer, or it did not finish: not leader, no other voter, an invalid target, an
+   * abort (no new leader within electionTimeoutMsMin; this node still leads), superseded by
+   * another transfer, or no leader heard of within twice electionTimeoutMsMax.
+   */
+  | { readonly kind: 'failed'; readonly reason: string; readonly leaderHint?: NodeId };
+
+/**
+ * How a linearizable read ended. `ready`: the state machine has applied every write that
+ * completed before the read was asked; read it now, inside the callback (later writes may
+ * apply after it returns).
+ */
+export type ReadOutcome =
+  | { readonly kind: 'ready'; readonly index: LogIndex }
+  | { readonly kind: 'failed'; readonly reason: string };
+
+/** How a membership change ended: as a proposal (`applied` once the config entry commits). */
+export type MembershipOutcome = ProposalOutcome<undefined>;
+
+/** What `shutdown` did before stopping. */
+export interface ShutdownOutcome {
+  /** The node that leads after this one handed over; undefined when there was no handover. */
+  readonly transferredTo: NodeId | undefined;
+}
 
 export interface RaftRuntimeComponents<R> {
   readonly clock: Clock;
@@ -64,12 +116,41 @@ export class RaftRuntime<R> {
   private stopped = false;
   /** Highest index handed to the state machine; never decreases. */
   private appliedIndex = 0;
+  /** Callers waiting for the transfer under way, and the runtime's own deadline for it. */
+  private transferWaiters: ((outcome: TransferOutcome) => void)[] = [];
+  private transferTimer: TimerHandle | undefined;
+  /** Reads asked of the core, by request id; then reads confirmed, waiting for the apply. */
+  private readsAsked = new Map<string, (outcome: ReadOutcome) => void>();
+  private readsApplying: { index: number; done: (outcome: ReadOutcome) => void }[] = [];
+  private readSequence = 0;
+  /** Set when both the storage and the state machine can snapshot. */
+  private readonly snapshots: SnapshotRaftStorage | undefined;
+  private snapshotInFlight = false;
+  /** `addVoter` calls whose learner is catching up, to promote once it has. */
+  private promotions: { node: NodeId; deadlineMs: number; done: (o: MembershipOutcome) => void }[] = [];
 
-  constructor(config: RaftConfig, private readonly c: RaftRuntimeComponents<R>) {
+  constructor(
+    private readonly config: RaftConfig,
+    private readonly c: RaftRuntimeComponents<R>,
+    private readonly runtimeConfig: RaftRuntimeConfig = RAFT_RUNTIME_DEFAULTS,
+  ) {
+    const problems = validateRaftRuntimeConfig(runtimeConfig);
+    assert(problems.length === 0,
+      () => `invalid raft runtime config:\n${formatConfigProblems(problems)}`);
+    const { stateMachine, storage } = c;
+    const canSnapshot = stateMachine.snapshot !== undefined && stateMachine.restore !== undefined;
+    this.snapshots = canSnapshot && canStoreSnapshots(storage) ? storage : undefined;
+    const recovered = storage.recovered as { readonly snapshot?: Snapshot };
+    if (recovered.snapshot !== undefined) {
+      assert(stateMachine.restore !== undefined,
+        'the storage holds a snapshot but the state machine has no restore()');
+      stateMachine.restore(recovered.snapshot.data);
+      this.appliedIndex = recovered.snapshot.meta.index;
+    }
     this.node = new RaftNode({
       config,
       random: c.random,
-      state: c.storage.recovered,
+      state: storage.recovered,
       nowMs: c.clock.monotonicMs(),
     });
     c.transport.setHandler({
@@ -96,7 +177,11 @@ export class RaftRuntime<R> {
   /** Proposes `data`; `done` is called exactly once with the outcome. */
   propose(data: Uint8Array, done: (outcome: ProposalOutcome<R>) => void): void {
     if (this.stopped) return done({ kind: 'failed', reason: 'node stopped' });
-    const result = this.node.propose(data, this.c.clock.monotonicMs());
+    this.track(this.node.propose(data, this.c.clock.monotonicMs()), done);
+  }
+
+  /** Waits for an accepted entry to apply; reports a refusal at once. */
+  private track(result: MembershipChangeResult, done: (outcome: ProposalOutcome<R>) => void): void {
     switch (result.kind) {
       case 'accepted':
         this.pending.set(result.index, { term: result.term, done });
@@ -106,8 +191,10 @@ export class RaftRuntime<R> {
           done(result.leaderHint === undefined
             ? { kind: 'failed', reason: 'not-leader' }
             : { kind: 'failed', reason: 'not-leader', leaderHint: result.leaderHint });
-        } else {
+        } else if (result.reason === 'entry-too-large') {
           done({ kind: 'failed', reason: `entry too large: ${result.sizeBytes} > ${result.sizeBytesMax} bytes` });
+        } else {
+          done({ kind: 'failed', reason: `${result.reason}: ${result.detail}` });
         }
         break;
       case 'dropped':
@@ -115,6 +202,127 @@ export class RaftRuntime<R> {
         break;
     }
     this.schedule();
+  }
+
+  /**
+   * Proposes one membership change (Raft thesis §4; see `RaftNode.proposeMembershipChange`):
+   * `done` is called once, `applied` when the config entry is committed and applied here,
+   * `failed` when refused (with the reason) or overwritten, `unknown` if the node stops first.
+   */
+  changeMembership(change: MembershipChange, done: (outcome: MembershipOutcome) => void): void {
+    if (this.stopped) return done({ kind: 'failed', reason: 'node stopped' });
+    const result = this.node.proposeMembershipChange(change, this.c.clock.monotonicMs());
+    this.track(result, (outcome) => done(outcome.kind === 'applied'
+      ? { kind: 'applied', index: outcome.index, term: outcome.term, result: undefined }
+      : outcome));
+  }
+
+  /**
+   * Adds `node` as a voter the safe way (thesis §4.2.1): as a learner first, promoted once it
+   * holds every committed entry (within learnerCatchUpMsMax). Start the new node first, with
+   * the cluster's voters and itself as a learner in its RaftConfig.
+   */
+  addVoter(node: NodeId, done: (outcome: MembershipOutcome) => void): void {
+    this.changeMembership({ kind: 'add-learner', node }, (outcome) => {
+      if (outcome.kind !== 'applied') return done(outcome);
+      const deadlineMs = this.c.clock.monotonicMs() + this.runtimeConfig.learnerCatchUpMsMax;
+      this.promotions.push({ node, deadlineMs, done });
+      this.schedule();
+    });
+  }
+
+  /** Promotes each caught-up learner of `addVoter`; fails those out of time or leadership. */
+  private checkPromotions(): void {
+    if (this.promotions.length === 0) return;
+    const status = this.node.status();
+    const nowMs = this.c.clock.monotonicMs();
+    const waiting = this.promotions;
+    this.promotions = [];
+    for (const promotion of waiting) {
+      const match = status.progress.find((p) => p.id === promotion.node)?.matchIndex ?? 0;
+      if (status.role !== 'leader') {
+        promotion.done({ kind: 'failed', reason: 'not-leader' });
+      } else if (match >= status.commitIndex && this.tryPromote(promotion, nowMs)) {
+        continue;
+      } else if (nowMs >= promotion.deadlineMs) {
+        promotion.done({ kind: 'failed', reason: `${promotion.node} did not catch up in time` });
+      } else {
+        this.promotions.push(promotion);
+      }
+    }
+  }
+
+  /** Proposes the promotion; false when refused for a passing reason (try again later). */
+  private tryPromote(promotion: { node: NodeId; done: (o: MembershipOutcome) => void },
+    nowMs: number): boolean {
+    const result = this.node.proposeMembershipChange({ kind: 'promote', node: promotion.node },
+      nowMs);
+    const passing = result.kind === 'rejected' && (result.reason === 'change-pending' ||
+      result.reason === 'no-commit-in-term' || result.reason === 'learner-behind');
+    if (passing) return false;
+    this.track(result, (outcome) => promotion.done(outcome.kind === 'applied'
+      ? { kind: 'applied', index: outcome.index, term: outcome.term, result: undefined }
+      : outcome));
+    return true;
+  }
+
+  /**
+   * A linearizable read without a log write (ReadIndex, Raft thesis §6.4; see
+   * `RaftNode.readIndex`): `done` is called exactly once, with `ready` when this node's state
+   * machine reflects every write completed before the call (read it then, in the callback), or
+   * `failed` (no leader known, leadership lost, too many pending reads, node stopped). Works on
+   * followers too: they ask the leader for the index and serve from their own state machine.
+   */
+  read(done: (outcome: ReadOutcome) => void): void {
+    if (this.stopped) return done({ kind: 'failed', reason: 'node stopped' });
+    const requestId = `r${++this.readSequence}`;
+    const result = this.node.readIndex(requestId, this.c.clock.monotonicMs());
+    if (result.kind !== 'pending') return done({ kind: 'failed', reason: result.reason });
+    this.readsAsked.set(requestId, done);
+    this.schedule();
+  }
+
+  /**
+   * Hands leadership to `target`, or to the most up-to-date voter when undefined (Raft thesis
+   * §3.10; see `RaftNode.transferLeadership`). `done` is called exactly once: `transferred`
+   * when this node hears from the new leader, `failed` otherwise. Proposals made meanwhile fail
+   * with `leader-stepping-down`. A planned restart costs no election timeout this way.
+   */
+  transferLeadership(target: NodeId | undefined,
+    done: (outcome: TransferOutcome) => void): void {
+    if (this.stopped) return done({ kind: 'failed', reason: 'node stopped' });
+    const result = this.node.transferLeadership(target, this.c.clock.monotonicMs());
+    if (result.kind === 'rejected') {
+      if (result.reason === 'not-leader' && result.leaderHint !== undefined) {
+        return done({ kind: 'failed', reason: 'not-leader', leaderHint: result.leaderHint });
+      }
+      return done({ kind: 'failed', reason: result.reason });
+    }
+    this.settleTransfer({ kind: 'failed', reason: 'superseded by another transfer' });
+    this.transferWaiters.push(done);
+    // Backstop for a node that stepped down but hears from no leader (the core's own abort
+    // covers the case where it still leads).
+    this.transferTimer = this.c.timer.setTimer(2 * this.config.electionTimeoutMsMax, () => {
+      this.transferTimer = undefined;
+      this.settleTransfer({ kind: 'failed', reason: 'no leader heard of in time' });
+    });
+    this.schedule();
+  }
+
+  /**
+   * A graceful stop: a leader first hands over (`transferLeadership` to the most up-to-date
+   * voter) so that the cluster spends no election timeout on the planned restart, then stops;
+   * other nodes stop at once. `done` is called exactly once, after the stop.
+   */
+  shutdown(done: (outcome: ShutdownOutcome) => void): void {
+    if (this.stopped || this.node.status().role !== 'leader') {
+      this.stop('node shut down');
+      return done({ transferredTo: undefined });
+    }
+    this.transferLeadership(undefined, (outcome) => {
+      this.stop('node shut down');
+      done({ transferredTo: outcome.kind === 'transferred' ? outcome.leaderId : undefined });
+    });
   }
 
   /** Stops the node: no more I/O; pending proposals end as unknown. */
@@ -125,6 +333,34 @@ export class RaftRuntime<R> {
     this.tickTimer?.cancel();
     for (const [, p] of this.pending) p.done({ kind: 'unknown', reason });
     this.pending.clear();
+    this.settleTransfer({ kind: 'failed', reason });
+    const promotions = this.promotions;
+    this.promotions = [];
+    for (const promotion of promotions) promotion.done({ kind: 'unknown', reason });
+    const reads = [...this.readsAsked.values(), ...this.readsApplying.map((r) => r.done)];
+    this.readsAsked.clear();
+    this.readsApplying = [];
+    for (const done of reads) done({ kind: 'failed', reason });
+  }
+
+  private settleTransfer(outcome: TransferOutcome): void {
+    this.transferTimer?.cancel();
+    this.transferTimer = undefined;
+    const waiters = this.transferWaiters;
+    this.transferWaiters = [];
+    for (const done of waiters) done(outcome);
+  }
+
+  /** After a Ready: a transfer ends when another leader is known, or when the core gave up. */
+  private checkTransfer(ready: Ready): void {
+    if (this.transferWaiters.length === 0) return;
+    const status = this.node.status();
+    if (status.leaderId !== undefined && status.leaderId !== status.id) {
+      this.settleTransfer({ kind: 'transferred', leaderId: status.leaderId, term: status.term });
+    } else if (lastTransferStage(ready) === 'aborted') {
+      this.settleTransfer({ kind: 'failed',
+        reason: 'aborted: no new leader within electionTimeoutMsMin' });
+    }
   }
 
   private onMessage(from: NodeId, message: RaftMessage): void {
@@ -150,10 +386,26 @@ export class RaftRuntime<R> {
 
   private handleReady(ready: Ready): void {
     for (const { to, message } of ready.messagesBeforePersist) this.c.transport.send(to, message);
+    for (const event of ready.events) this.c.onEvent?.(event);
+    if (ready.snapshot === undefined) return this.persist(ready);
+    // Raft §7: the installed snapshot is durable before the entries and hard state after it.
+    if (this.snapshots === undefined) {
+      return this.fail(new Error('the leader sent a snapshot, but this node cannot keep one ' +
+        '(its storage or state machine lacks snapshot support)'));
+    }
+    this.syncing = true;
+    this.snapshots.installSnapshot(ready.snapshot, (error) => {
+      this.syncing = false;
+      if (this.stopped) return;
+      if (error !== undefined) return this.fail(error);
+      this.persist(ready);
+    });
+  }
+
+  private persist(ready: Ready): void {
     const storage = this.c.storage;
     if (ready.entries.length > 0) storage.append(ready.entries);
     if (ready.hardState !== undefined) storage.saveHardState(ready.hardState);
-    for (const event of ready.events) this.c.onEvent?.(event);
     if (!ready.mustSync) {
       this.finishReady(ready);
       this.schedule();
@@ -177,8 +429,72 @@ export class RaftRuntime<R> {
 
   private finishReady(ready: Ready): void {
     for (const { to, message } of ready.messages) this.c.transport.send(to, message);
+    if (ready.snapshot !== undefined) this.restore(ready.snapshot);
     for (const entry of ready.committedEntries) this.apply(entry);
     this.node.advance(ready);
+    this.settleReads(ready);
+    this.checkTransfer(ready);
+    this.checkPromotions();
+    this.maybeSnapshot();
+  }
+
+  /** The state machine takes the leader's snapshot (Raft §7). */
+  private restore(snapshot: Snapshot): void {
+    const { index } = snapshot.meta;
+    assert(index > this.appliedIndex,
+      () => `restore of snapshot ${index} at applied index ${this.appliedIndex}`);
+    this.c.stateMachine.restore?.(snapshot.data);
+    this.appliedIndex = index;
+    // Our own entries up to there are now inside someone else's snapshot: whether they made it
+    // cannot be told from here.
+    for (const [at, pending] of this.pending) {
+      if (at > index) continue;
+      this.pending.delete(at);
+      pending.done({ kind: 'unknown', reason: 'replaced by a snapshot from the leader' });
+    }
+  }
+
+  /**
+   * Every snapshotEntries applied entries: snapshot the state machine, make the snapshot
+   * durable, then drop the log before it (keeping snapshotCatchUpEntries in memory).
+   */
+  private maybeSnapshot(): void {
+    const storage = this.snapshots;
+    const every = this.runtimeConfig.snapshotEntries;
+    if (storage === undefined || every === 0 || this.snapshotInFlight) return;
+    if (this.appliedIndex - this.node.status().snapshotIndex < every) return;
+    const data = this.c.stateMachine.snapshot?.();
+    assert(data !== undefined, 'maybeSnapshot without a state machine snapshot()');
+    const snapshot = this.node.createSnapshot(this.appliedIndex as LogIndex, data);
+    this.snapshotInFlight = true;
+    storage.saveSnapshot(snapshot, (error) => {
+      this.snapshotInFlight = false;
+      if (this.stopped) return;
+      if (error !== undefined) return this.fail(error);
+      const keep = this.runtimeConfig.snapshotCatchUpEntries;
+      this.node.compact(Math.max(0, snapshot.meta.index - keep) as LogIndex);
+      this.schedule();
+    });
+  }
+
+  /** Confirmed reads wait for their index to be applied; failed ones end now. */
+  private settleReads(ready: Ready): void {
+    for (const failure of ready.readsFailed) {
+      const done = this.readsAsked.get(failure.requestId);
+      this.readsAsked.delete(failure.requestId);
+      done?.({ kind: 'failed', reason: failure.reason });
+    }
+    for (const state of ready.readStates) {
+      const done = this.readsAsked.get(state.requestId);
+      if (done === undefined) continue;
+      this.readsAsked.delete(state.requestId);
+      this.readsApplying.push({ index: state.index, done });
+    }
+    if (this.readsApplying.length === 0) return;
+    const due = this.readsApplying.filter((r) => r.index <= this.appliedIndex);
+    if (due.length === 0) return;
+    this.readsApplying = this.readsApplying.filter((r) => r.index > this.appliedIndex);
+    for (const read of due) read.done({ kind: 'ready', index: read.index as LogIndex });
   }
 
   private apply(entry: Entry): void {
@@ -213,4 +529,11 @@ export class RaftRuntime<R> {
       this.loop();
     });
   }
+}
+
+/** The stage of the last leadership-transfer event in `ready` (a restart emits two). */
+function lastTransferStage(ready: Ready): string | undefined {
+  let stage: string | undefined;
+  for (const event of ready.events) if (event.kind === 'leadership-transfer') stage = event.stage;
+  return stage;
 }

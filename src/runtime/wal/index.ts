@@ -1,8 +1,9 @@
 /**
  * @packageDocumentation
- * The write-ahead log: Raft's durable state (entries and hard state) in segment files over the
- * Storage port, so the same code runs on real files (`FileStorage`) and in the simulator
- * (`SimStorage`). `MemoryRaftStorage` is its in-memory stand-in for tests.
+ * The write-ahead log: Raft's durable state (entries, hard state, snapshots) in segment files
+ * and snapshot files over the Storage port, so the same code runs on real files
+ * (`FileStorage`) and in the simulator (`SimStorage`). `MemoryRaftStorage` is its in-memory
+ * stand-in for tests.
  *
  * Format: segments `wal-0000000001.log`, `wal-0000000002.log`, ...; each a sequence of records
  * `length:u32 crc32c:u32 type:u8 payload` (see record.ts), opening with a segment header and the
@@ -16,8 +17,13 @@
  *   end of the last segment is cut off; anything else that is damaged (a bad record followed by
  *   intact data, a bad record in an older segment, a missing segment) refuses to open with a
  *   `WalError` naming the file and byte offset.
- * - The recovered log is a Raft log: consecutive indexes from 1, suffix replacements applied
- *   (truncate records), commit index not past the last entry.
+ * - The recovered log is a Raft log: consecutive indexes from 1, or from just after the newest
+ *   valid snapshot (`recovered.snapshot`), suffix replacements applied (truncate records), an
+ *   installed snapshot replacing the log (snapshot records), commit index not past the last.
+ * - Snapshots (src/runtime/snapshot): `saveSnapshot` (log compaction) and `installSnapshot`
+ *   (from the leader) write the snapshot file atomically first; the newest two are kept, and
+ *   whole segments before the older of them are removed, oldest first, each removal synced, so
+ *   recovery can fall back to the older snapshot when the newest is damaged.
  * - No length read from disk is trusted: each is bounded by `recordBytesMax` and by the bytes
  *   present before anything is allocated.
  *
@@ -35,11 +41,11 @@
  */
 export { WAL_DEFAULTS, entryDataBytesMax, validateWalConfig } from './config.js';
 export type { WalConfig } from './config.js';
-export { Wal, openWal } from './wal.js';
+export { SNAPSHOTS_KEPT, Wal, openWal } from './wal.js';
 export type { OpenWalResult, SyncCallback, WalStats } from './wal.js';
 export type { WalError, WalErrorKind } from './wal-error.js';
 export { INITIAL_HARD_STATE } from './recovery.js';
-export type { WalRepair } from './recovery.js';
+export type { RecoveredWalState, WalRepair } from './recovery.js';
 export { MemoryRaftStorage } from './memory-raft-storage.js';
-export type { MemoryRaftStorageOptions } from './memory-raft-storage.js';
+export type { MemoryRaftStorageOptions, MemoryRecoveredState } from './memory-raft-storage.js';
 export { segmentName, segmentSequence } from './segment.js';

@@ -8,6 +8,8 @@
  * type 2   entries:        firstIndex:u64  count:u32  count × (term:u64  kind:u8  size:u32  data)
  * type 3   hard state:     term:u64  commitIndex:u64  hasVote:u8  voteBytes:u16  vote (UTF-8)
  * type 4   truncate:       lastKeptIndex:u64      (Raft §5.3: the log is cut back to this index)
+ * type 5   snapshot:       index:u64  term:u64   (Raft §7 InstallSnapshot: the whole log is
+ *                          replaced by the snapshot file of that index and term, synced before)
  * ```
  *
  * u64 fields hold integers up to 2^53 − 1 (JavaScript's safe range); larger values are refused
@@ -42,6 +44,7 @@ const TYPE_SEGMENT_HEADER = 1;
 const TYPE_ENTRIES = 2;
 const TYPE_HARD_STATE = 3;
 const TYPE_TRUNCATE = 4;
+const TYPE_SNAPSHOT = 5;
 
 export type WalRecord =
   | {
@@ -54,7 +57,8 @@ export type WalRecord =
     }
   | { readonly type: 'entries'; readonly entries: readonly Entry[] }
   | { readonly type: 'hard-state'; readonly hardState: HardState }
-  | { readonly type: 'truncate'; readonly lastKeptIndex: LogIndex };
+  | { readonly type: 'truncate'; readonly lastKeptIndex: LogIndex }
+  | { readonly type: 'snapshot'; readonly index: LogIndex; readonly term: Term };
 
 /** What reading one record at an offset found. */
 export type RecordRead =
@@ -134,6 +138,14 @@ export function encodeTruncate(lastKeptIndex: LogIndex): Uint8Array {
   return encodeRecord(TYPE_TRUNCATE, 8, (w) => w.u64(lastKeptIndex));
 }
 
+/** The log is now the snapshot (index, term) and nothing after it (an installed snapshot). */
+export function encodeSnapshotRecord(index: LogIndex, term: Term): Uint8Array {
+  return encodeRecord(TYPE_SNAPSHOT, 16, (w) => {
+    w.u64(index);
+    w.u64(term);
+  });
+}
+
 // ---------------------------------------------------------------------------------- decoding
 
 /**
@@ -182,6 +194,14 @@ function decodePayload(type: number, payload: Uint8Array): WalRecord | string {
       record = lastKeptIndex === undefined
         ? undefined
         : { type: 'truncate', lastKeptIndex: lastKeptIndex as LogIndex };
+      break;
+    }
+    case TYPE_SNAPSHOT: {
+      const index = r.u64();
+      const term = r.u64();
+      record = index === undefined || term === undefined
+        ? undefined
+        : { type: 'snapshot', index: index as LogIndex, term: term as Term };
       break;
     }
     default: return `unknown record type ${type} (written by a newer version?)`;
@@ -255,6 +275,7 @@ function typeName(type: number): string {
     case TYPE_ENTRIES: return 'entries';
     case TYPE_HARD_STATE: return 'hard state';
     case TYPE_TRUNCATE: return 'truncate';
+    case TYPE_SNAPSHOT: return 'snapshot';
     default: return `type ${type}`;
   }
 }
@@ -266,6 +287,7 @@ export function recordTypeName(record: WalRecord): string {
     case 'entries': return 'entries';
     case 'hard-state': return 'hard state';
     case 'truncate': return 'truncate';
+    case 'snapshot': return 'snapshot';
     default: return assertNever(record, 'WAL record');
   }
 }

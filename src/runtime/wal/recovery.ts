@@ -1,13 +1,15 @@
 /**
- * Recovery: reads every segment in order, checks each record, replays them into the log and
- * the last hard state, and cuts a torn tail off the last segment. Refuses (returns a WalError)
- * on anything a crash cannot explain.
+ * Recovery: loads the newest valid snapshot, reads every segment in order, checks each record,
+ * replays them into the log and the last hard state, keeps the log after the snapshot, and cuts
+ * a torn tail off the last segment. Refuses (returns a WalError) on anything a crash cannot
+ * explain.
  */
 import { assertNever } from '../../core/assert.js';
 import type { LogIndex, Term } from '../../core/ids.js';
-import type { Entry, HardState } from '../../core/raft/types.js';
+import type { Entry, HardState, Snapshot } from '../../core/raft/types.js';
 import type { Storage } from '../../ports/storage.js';
 import type { RecoveredRaftState } from '../raft-storage.js';
+import { scanSnapshots, snapshotTempFiles, type SnapshotScan } from '../snapshot/snapshot-store.js';
 import type { WalConfig } from './config.js';
 import {
   SEGMENT_MAGIC, WAL_FORMAT_VERSION, hex, recordTypeName, type WalRecord,
@@ -24,16 +26,33 @@ export const INITIAL_HARD_STATE: HardState = Object.freeze({
 /** What recovery changed on disk, for the log line a server prints at start. */
 export interface WalRepair {
   readonly file: string;
-  readonly action: 'truncated' | 'removed';
+  /**
+   * `truncated`/`removed`: a torn tail cut. `skipped`: a damaged snapshot file passed over for
+   * an older valid one (left in place for inspection).
+   */
+  readonly action: 'truncated' | 'removed' | 'skipped';
   /** Where the torn record started (the new size when truncated). Unit: bytes. */
   readonly offsetBytes: number;
   readonly reason: string;
 }
 
+/** The recovered state; `snapshot` is present when the log starts after it. */
+export interface RecoveredWalState extends RecoveredRaftState {
+  readonly snapshot?: Snapshot;
+}
+
+/** A segment that survived recovery: its sequence and the index its header says it starts at. */
+export interface SegmentInfo {
+  readonly sequence: number;
+  readonly firstIndex: LogIndex;
+}
+
 export interface RecoveredWal {
-  readonly state: RecoveredRaftState;
+  readonly state: RecoveredWalState;
   /** The segment new records go to, if one survived recovery. */
   readonly lastSegment: { readonly sequence: number; readonly sizeBytes: number } | undefined;
+  /** Every surviving segment, oldest first (compaction removes from the front). */
+  readonly segments: readonly SegmentInfo[];
   readonly repairs: readonly WalRepair[];
 }
 
@@ -47,6 +66,7 @@ export function recoverWal(storage: Storage, config: WalConfig): RecoveredWal | 
   if ('code' in sequences) return sequences;
   const replay = new Replay();
   const repairs: WalRepair[] = [];
+  const segments: SegmentInfo[] = [];
   let lastSegment: RecoveredWal['lastSegment'];
   for (const [i, sequence] of sequences.entries()) {
     const name = segmentName(sequence);
@@ -66,18 +86,27 @@ export function recoverWal(storage: Storage, config: WalConfig): RecoveredWal | 
       const problem = replay.apply(name, offsetBytes, record, sequence, record === first.record);
       if (problem !== undefined) return problem;
     }
+    if (first.record.type === 'segment-header') {
+      segments.push({ sequence, firstIndex: first.record.firstIndex });
+    }
     if (scan.torn !== undefined) repairs.push({ file: name, action: 'truncated', ...scan.torn });
     lastSegment = { sequence, sizeBytes: scan.validBytes };
   }
   const lastName = lastSegment === undefined ? '' : segmentName(lastSegment.sequence);
-  const finished = replay.finish(lastName);
-  if (finished !== undefined) return finished;
+  const snapshots = scanSnapshots(storage);
+  const state = replay.finish(lastName, snapshots);
+  if ('code' in state) return state;
+  for (const { file, reason } of snapshots.damaged) {
+    repairs.push({ file, action: 'skipped', offsetBytes: 0, reason });
+  }
   // Repair only once the whole log checked out: a refusal leaves the files as they were.
   for (const repair of repairs) {
     if (repair.action === 'removed') storage.remove(repair.file);
-    else storage.truncate(repair.file, repair.offsetBytes);
+    else if (repair.action === 'truncated') storage.truncate(repair.file, repair.offsetBytes);
   }
-  return { state: { hardState: replay.hardState, entries: replay.entries }, lastSegment, repairs };
+  // Snapshot writes a crash interrupted were never renamed, so never used: drop them.
+  for (const temp of snapshotTempFiles(storage)) storage.remove(temp);
+  return { state, lastSegment, segments, repairs };
 }
 
 /** The WAL's segment sequence numbers in order, or an error when one is missing between. */
@@ -100,14 +129,25 @@ function listSegments(storage: Storage): number[] | WalError {
   return sequences;
 }
 
-/** Applies intact records in order, checking that they tell one consistent story. */
+/**
+ * Applies intact records in order, checking that they tell one consistent story. The log is
+ * kept as a base (where it starts: 0 at first; the first segment's start when older segments
+ * were compacted away; an installed snapshot) and the entries after it.
+ */
 class Replay {
-  readonly entries: Entry[] = [];
+  entries: Entry[] = [];
   hardState: HardState = INITIAL_HARD_STATE;
+  private baseIndex = 0;
+  /** The term at the base, when known (index 0, or an installed snapshot). */
+  private baseTerm: number | undefined = 0;
+  private started = false;
+  private firstFile = '';
+  /** The highest snapshot a snapshot record says was installed. */
+  private installedIndex = 0;
   private where = { file: '', offsetBytes: 0 };
 
   private get lastIndex(): number {
-    return this.entries.length;
+    return this.baseIndex + this.entries.length;
   }
 
   apply(
@@ -130,18 +170,70 @@ class Replay {
         this.hardState = record.hardState;
         return undefined;
       case 'truncate': return this.truncate(record.lastKeptIndex);
+      case 'snapshot':
+        // Raft §7: the installed snapshot replaces the whole log.
+        this.entries = [];
+        this.baseIndex = record.index;
+        this.baseTerm = record.term;
+        this.installedIndex = Math.max(this.installedIndex, record.index);
+        return undefined;
       default: return assertNever(record, 'WAL record');
     }
   }
 
-  /** Checks what holds only once every record is in. */
-  finish(lastFile: string): WalError | undefined {
-    if (this.hardState.commitIndex > this.lastIndex) {
-      this.where = { file: lastFile, offsetBytes: 0 };
-      return this.inconsistent(`hard state commits index ${this.hardState.commitIndex} but the ` +
-        `log ends at ${this.lastIndex}`);
+  /**
+   * Joins the log with the newest valid snapshot and checks what holds only once every record
+   * is in: the snapshot covers everything before the log's start, and the commit index is
+   * inside the log. The log keeps only entries after the snapshot.
+   */
+  finish(lastFile: string, snapshots: SnapshotScan): RecoveredWalState | WalError {
+    const newest = snapshots.valid[0];
+    if (newest === undefined) {
+      if (this.baseIndex > 0) return this.noSnapshot(lastFile, snapshots);
+      return this.checkCommit(lastFile, { hardState: this.hardState, entries: this.entries }, 0);
     }
-    return undefined;
+    const { snapshot } = newest;
+    const { index, term } = snapshot.meta;
+    if (index < this.baseIndex || this.installedIndex > index) {
+      return this.noSnapshot(lastFile, snapshots);
+    }
+    const termThere = index === this.baseIndex
+      ? (this.baseTerm ?? term)
+      : this.entries[index - this.baseIndex - 1]?.term;
+    // Not holding the snapshot's last entry: it was installed and the crash came before its
+    // snapshot record; the snapshot replaces the whole log (Raft §7).
+    const entries = termThere === term ? this.entries.slice(index - this.baseIndex) : [];
+    const hardState = this.hardState.commitIndex >= index
+      ? this.hardState
+      : { ...this.hardState, commitIndex: index };
+    return this.checkCommit(lastFile, { hardState, entries, snapshot }, index);
+  }
+
+  private checkCommit(lastFile: string, state: RecoveredWalState,
+    snapshotIndex: number): RecoveredWalState | WalError {
+    const last = state.entries[state.entries.length - 1]?.index ?? snapshotIndex;
+    if (state.hardState.commitIndex > last) {
+      this.where = { file: lastFile, offsetBytes: 0 };
+      return this.inconsistent(`hard state commits index ${state.hardState.commitIndex} but the ` +
+        `log ends at ${last}`);
+    }
+    return state;
+  }
+
+  private noSnapshot(lastFile: string, snapshots: SnapshotScan): WalError {
+    const needed = Math.max(this.baseIndex, this.installedIndex);
+    if (snapshots.valid.length === 0 && snapshots.damaged.length === 0 &&
+      this.installedIndex === 0) {
+      // No snapshot was ever here: the segments before the first one are what is missing.
+      return walError('missing-segment', this.firstFile, 0, `the log starts at index ` +
+        `${this.baseIndex + 1}, not 1, and no snapshot covers the entries before it`);
+    }
+    const damaged = snapshots.damaged.map((d) => `${d.file} (${d.reason})`).join(', ');
+    const newest = snapshots.valid[0]?.snapshot.meta.index;
+    return walError('missing-snapshot', damaged === '' ? lastFile : snapshots.damaged[0]!.file, 0,
+      `the log needs a snapshot at index ${needed} or later, but the newest valid snapshot is ` +
+      `${newest === undefined ? 'none' : `at index ${newest}`}` +
+      (damaged === '' ? '' : `; damaged snapshot files: ${damaged}`));
   }
 
   private openSegment(
@@ -157,11 +249,18 @@ class Replay {
     if (header.sequence !== sequence) {
       return this.inconsistent(`header says segment ${header.sequence}, the name says ${sequence}`);
     }
+    if (!this.started) {
+      // Older segments may have been compacted away: the log starts where this one does, and
+      // a snapshot must cover what came before (checked at the end).
+      this.started = true;
+      this.firstFile = file;
+      this.baseIndex = header.firstIndex - 1;
+      this.baseTerm = this.baseIndex === 0 ? 0 : undefined;
+      return undefined;
+    }
     if (header.firstIndex !== this.lastIndex + 1) {
-      // The first segment of a log without snapshots must start at index 1.
-      const kind = this.lastIndex === 0 ? 'missing-segment' : 'inconsistent-log';
-      return walError(kind, file, offsetBytes, `segment starts at index ${header.firstIndex} ` +
-        `but the segments before it end at index ${this.lastIndex}`);
+      return walError('inconsistent-log', file, offsetBytes, `segment starts at index ` +
+        `${header.firstIndex} but the segments before it end at index ${this.lastIndex}`);
     }
     return undefined;
   }
@@ -177,11 +276,12 @@ class Replay {
   }
 
   private truncate(lastKeptIndex: LogIndex): WalError | undefined {
-    if (lastKeptIndex > this.lastIndex || lastKeptIndex < this.hardState.commitIndex) {
+    if (lastKeptIndex > this.lastIndex || lastKeptIndex < this.hardState.commitIndex ||
+      lastKeptIndex < this.baseIndex) {
       return this.inconsistent(`truncate to index ${lastKeptIndex} outside [commit index ` +
         `${this.hardState.commitIndex}, last index ${this.lastIndex}]`);
     }
-    this.entries.length = lastKeptIndex;
+    this.entries.length = lastKeptIndex - this.baseIndex;
     return undefined;
   }
 

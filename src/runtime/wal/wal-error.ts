@@ -11,13 +11,18 @@ export type WalErrorKind =
   /** Intact records that contradict each other (an index gap, a header of another segment). */
   | 'inconsistent-log'
   /** A segment written in a format (magic or version) this code does not read. */
-  | 'unsupported-format';
+  | 'unsupported-format'
+  /**
+   * The log starts after index 1, or records an installed snapshot, but no valid snapshot file
+   * covers what is missing (deleted, or damaged: the file is named).
+   */
+  | 'missing-snapshot';
 
 export interface WalError {
   /** Stable code for every WAL refusal; `kind` says which. */
   readonly code: 'CONCLAVE_WAL_CORRUPT';
   readonly kind: WalErrorKind;
-  /** The segment file at fault (its name in the storage directory). */
+  /** The file at fault (its name in the storage directory). */
   readonly file: string;
   /** Where in `file` the bad record starts. Unit: bytes from the start of the file. */
   readonly offsetBytes: number;

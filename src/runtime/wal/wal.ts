@@ -7,18 +7,22 @@
 import { AssertionError, assert } from '../../core/assert.js';
 import { formatConfigProblems } from '../../core/config.js';
 import type { LogIndex } from '../../core/ids.js';
-import type { Entry, HardState } from '../../core/raft/types.js';
+import type { Entry, HardState, Snapshot } from '../../core/raft/types.js';
 import type { Storage } from '../../ports/storage.js';
-import type { RaftStorage, RecoveredRaftState } from '../raft-storage.js';
+import type { SnapshotRaftStorage } from '../snapshot/snapshot-raft-storage.js';
+import { parseSnapshotFileName } from '../snapshot/snapshot-file.js';
+import { pruneSnapshots, writeSnapshotFile } from '../snapshot/snapshot-store.js';
 import {
   WAL_DEFAULTS, entryDataBytesMax, validateWalConfig, type WalConfig,
 } from './config.js';
 import { checkAppend, checkHardState } from './log-rules.js';
 import {
   ENTRIES_HEADER_BYTES, RECORD_HEADER_BYTES, encodeEntries, encodeHardState,
-  encodeSegmentHeader, encodeTruncate, entryEncodedBytes,
+  encodeSegmentHeader, encodeSnapshotRecord, encodeTruncate, entryEncodedBytes,
 } from './record.js';
-import { recoverWal, type RecoveredWal, type WalRepair } from './recovery.js';
+import {
+  recoverWal, type RecoveredWal, type RecoveredWalState, type SegmentInfo, type WalRepair,
+} from './recovery.js';
 import { SEGMENT_SEQUENCE_MAX, segmentName } from './segment.js';
 import type { WalError } from './wal-error.js';
 
@@ -32,6 +36,12 @@ export type OpenWalResult =
     }
   | { readonly error: WalError };
 
+/**
+ * Snapshot files kept: the newest, and the one before it (recovery falls back to it if the
+ * newest is damaged, so the log is compacted only up to it).
+ */
+export const SNAPSHOTS_KEPT = 2;
+
 /** Counters since open, for metrics and benchmarks. */
 export interface WalStats {
   /** Group commits completed (the recovery sync at open included). */
@@ -42,6 +52,10 @@ export interface WalStats {
   /** Unit: bytes. */
   readonly bytesWritten: number;
   readonly segmentsCreated: number;
+  /** Segments removed by compaction. */
+  readonly segmentsRemoved: number;
+  /** Snapshot files written (local and installed). */
+  readonly snapshotsWritten: number;
 }
 
 /**
@@ -64,8 +78,8 @@ export function openWal(storage: Storage, config: WalConfig = WAL_DEFAULTS): Ope
   return { wal: new Wal(storage, config, recovered), repairs: recovered.repairs };
 }
 
-export class Wal implements RaftStorage {
-  readonly recovered: RecoveredRaftState;
+export class Wal implements SnapshotRaftStorage {
+  readonly recovered: RecoveredWalState;
   private lastIndexStaged: number;
   private hardStateStaged: HardState;
   /** The log's last index and hard state as of the records handed to the storage. */
@@ -73,6 +87,9 @@ export class Wal implements RaftStorage {
   private hardStateWritten: HardState;
   private staged: Uint8Array[] = [];
   private segment: { sequence: number; sizeBytes: number } | undefined;
+  /** Every segment on disk, oldest first, with the index its header says it starts at. */
+  private readonly segments: SegmentInfo[];
+  private compacting = false;
   private inFlight = false;
   private inFlightWaiters: SyncCallback[] = [];
   private queuedWaiters: SyncCallback[] = [];
@@ -80,6 +97,7 @@ export class Wal implements RaftStorage {
   private failure: Error | undefined;
   private counters = {
     batches: 0, syncs: 0, recordsWritten: 0, bytesWritten: 0, segmentsCreated: 0,
+    segmentsRemoved: 0, snapshotsWritten: 0,
   };
 
   /** Use `openWal`, which recovers first. */
@@ -89,9 +107,12 @@ export class Wal implements RaftStorage {
     recovered: RecoveredWal,
   ) {
     this.recovered = recovered.state;
-    this.lastIndexStaged = this.lastIndexWritten = recovered.state.entries.length;
+    const { entries, snapshot } = recovered.state;
+    this.lastIndexStaged = this.lastIndexWritten =
+      entries[entries.length - 1]?.index ?? snapshot?.meta.index ?? 0;
     this.hardStateStaged = this.hardStateWritten = recovered.state.hardState;
     this.segment = recovered.lastSegment;
+    this.segments = [...recovered.segments];
     // Make what recovery read (and cut) durable before anyone relies on it.
     this.startBatch([], true);
   }
@@ -135,6 +156,76 @@ export class Wal implements RaftStorage {
     }
     chunks.push(start === 0 ? entries : entries.slice(start));
     return chunks;
+  }
+
+  /**
+   * InstallSnapshot (Raft §7): writes the snapshot's file atomically and durably, then stages a
+   * record saying that the log is now that snapshot and nothing after it. `done` is called once
+   * the file is durable (the record becomes durable with the next `sync`); stage the entries and
+   * hard state that follow the snapshot after `done`.
+   */
+  installSnapshot(snapshot: Snapshot, done: SyncCallback): void {
+    this.writeSnapshot(snapshot, (error) => {
+      if (error === undefined) {
+        this.stage(encodeSnapshotRecord(snapshot.meta.index, snapshot.meta.term));
+        this.lastIndexStaged = snapshot.meta.index;
+      }
+      done(error);
+    });
+  }
+
+  /**
+   * A snapshot the state machine took (log compaction, Raft §7): writes its file atomically and
+   * durably, then calls `done`; then drops what it makes unnecessary (see `compact`).
+   */
+  saveSnapshot(snapshot: Snapshot, done: SyncCallback): void {
+    this.writeSnapshot(snapshot, done);
+  }
+
+  private writeSnapshot(snapshot: Snapshot, done: SyncCallback): void {
+    if (this.failure !== undefined) return done(this.failure);
+    writeSnapshotFile(this.storage, snapshot, (error) => {
+      this.failure ??= error;
+      if (error !== undefined) return done(error);
+      this.counters.snapshotsWritten++;
+      this.compact();
+      done();
+    });
+  }
+
+  /**
+   * Keeps the newest SNAPSHOTS_KEPT snapshot files and removes the segments whose entries all
+   * precede the oldest kept one: a crash then recovers from the newest valid snapshot plus the
+   * log after it. Segments go oldest first, each removal synced before the next, so a crash
+   * never leaves a gap in the sequence.
+   */
+  private compact(): void {
+    pruneSnapshots(this.storage, SNAPSHOTS_KEPT);
+    // By name: the files were just written or checked at open (reading them again costs).
+    const kept = this.storage.list().map(parseSnapshotFileName)
+      .filter((parsed) => parsed !== undefined).map((parsed) => parsed.index);
+    if (kept.length > 0) this.removeSegmentsBefore(Math.min(...kept));
+  }
+
+  private removeSegmentsBefore(index: number): void {
+    const next = this.segments[1];
+    // Segment 0 holds only entries below segment 1's first index; the last one stays.
+    if (this.compacting || next === undefined || next.firstIndex > index + 1) return;
+    const [removed] = this.segments.splice(0, 1);
+    this.compacting = true;
+    try {
+      this.storage.remove(segmentName(removed!.sequence));
+    } catch (error) {
+      if (error instanceof AssertionError) throw error;
+      this.failure ??= error instanceof Error ? error : new Error(String(error));
+      return;
+    }
+    this.counters.segmentsRemoved++;
+    this.storage.syncDir((error) => {
+      this.compacting = false;
+      this.failure ??= error;
+      if (error === undefined) this.removeSegmentsBefore(index);
+    });
   }
 
   /** Stages the hard state. Stage the entries a commit index covers before it. */
@@ -198,6 +289,7 @@ export class Wal implements RaftStorage {
       const sequence = (this.segment?.sequence ?? 0) + 1;
       assert(sequence <= SEGMENT_SEQUENCE_MAX, () => `WAL segment sequence ${sequence} overflows`);
       this.segment = { sequence, sizeBytes: 0 };
+      this.segments.push({ sequence, firstIndex: (this.lastIndexWritten + 1) as LogIndex });
       // Each segment repeats the hard state, so it never lives only in an older segment.
       this.staged.unshift(
         encodeSegmentHeader(sequence, (this.lastIndexWritten + 1) as LogIndex),

@@ -1,5 +1,6 @@
 /** The scenarios `conclave sim --scenario NAME` knows, by name. */
 import type { Scenario } from '../scenario.js';
+import { gossipScenario } from './gossip/index.js';
 import { heartbeatScenario } from './heartbeat.js';
 import { raftAckCrashScenario } from './raft/ack-crash-scenario.js';
 import { raftFigure8Scenario } from './raft/figure8-scenario.js';
@@ -14,4 +15,5 @@ export const SCENARIOS: ReadonlyMap<string, Scenario<unknown>> = new Map<string,
   [raftFigure8Scenario.name, raftFigure8Scenario as Scenario<unknown>],
   [raftAckCrashScenario.name, raftAckCrashScenario as Scenario<unknown>],
   [raftVoteRestartScenario.name, raftVoteRestartScenario as Scenario<unknown>],
+  [gossipScenario.name, gossipScenario as Scenario<unknown>],
 ]);

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import type {
-  KvCommand, KvCompare, KvCompareResult, KvTxnOp,
+  KvClientCommand, KvCompare, KvCompareResult, KvTxnOp,
 } from '../../../src/core/kv/index.js';
 import type { KvCommandBody } from './harness.js';
 
@@ -76,13 +76,13 @@ export const step = fc.record({
 export function stampSteps(
   steps: readonly { body: KvCommandBody; client: string; advanceMs: number }[],
   startMs: number,
-): KvCommand[] {
+): KvClientCommand[] {
   const sequences = new Map<string, number>();
   let nowMs = startMs;
   return steps.map(({ body, client, advanceMs }) => {
     nowMs += advanceMs;
     const sequence = (sequences.get(client) ?? 0) + 1;
     sequences.set(client, sequence);
-    return { ...body, clientId: client, sequence, nowMs } as KvCommand;
+    return { ...body, clientId: client, sequence, nowMs } as KvClientCommand;
   });
 }

@@ -13,7 +13,7 @@ import {
   decodeKvSnapshot, encodeKvCommand, encodeKvSnapshot, KvStore, KV_STORE_DEFAULTS,
 } from '../../../src/core/kv/index.js';
 import type {
-  KvApplyResult, KvCommand, KvSnapshot, KvStoreConfig,
+  KvApplyResult, KvClientCommand, KvSnapshot, KvStoreConfig,
 } from '../../../src/core/kv/index.js';
 import { logIndex, term } from '../../../src/core/ids.js';
 import { stampSteps, step } from './arbitraries.js';
@@ -22,7 +22,7 @@ import { KvModel, sortedKvs } from './model.js';
 
 const RUNS = 150;
 
-function applyAll(store: KvStore, commands: readonly KvCommand[]): KvApplyResult[] {
+function applyAll(store: KvStore, commands: readonly KvClientCommand[]): KvApplyResult[] {
   return commands.map((command) => store.apply(store.appliedIndex + 1, command));
 }
 
@@ -78,11 +78,11 @@ describe('kv: properties', () => {
       fc.array(duplicate, { maxLength: 15 }), (steps, duplicates) => {
         const commands = stampSteps(steps, START_MS);
         // Insert copies of earlier commands at random later positions.
-        const withDuplicates: { command: KvCommand; original: boolean }[] =
+        const withDuplicates: { command: KvClientCommand; original: boolean }[] =
           commands.map((command) => ({ command, original: true }));
         for (const { at, of } of duplicates) {
           if (commands.length === 0) break;
-          const command = commands[of % commands.length] as KvCommand;
+          const command = commands[of % commands.length] as KvClientCommand;
           const sourceAt = withDuplicates.findIndex((c) => c.original && c.command === command);
           const position = sourceAt + 1 + (at % (withDuplicates.length - sourceAt));
           withDuplicates.splice(position, 0, { command, original: false });
@@ -113,7 +113,7 @@ describe('kv: properties', () => {
         const head = commands.slice(0, before.length);
         const tail = commands.slice(before.length);
         // Retries of earlier commands, so restored client records are exercised too.
-        for (const r of retries) if (head.length > 0) tail.push(head[r % head.length] as KvCommand);
+        for (const r of retries) if (head.length > 0) tail.push(head[r % head.length] as KvClientCommand);
         const original = new KvStore(config);
         applyAll(original, head);
         const snapshot = original.toSnapshot();

@@ -49,6 +49,17 @@ describe('raft: config', () => {
     ]);
   });
 
+  test('a joining node lists itself as a learner; learners must not repeat or vote', () => {
+    const n4 = nodeId('n4');
+    assert.deepEqual(validateRaftConfig({ ...RAFT_DEFAULTS_LAN, id: n4, voters, learners: [n4] }), []);
+    const fields = (learners: unknown) => validateRaftConfig({ ...RAFT_DEFAULTS_LAN, id: n4, voters,
+      learners } as RaftConfig).map((p) => p.field);
+    assert.deepEqual(fields([n4, n4]), ['voters,learners']);
+    assert.deepEqual(fields([n4, nodeId('n1')]), ['voters,learners']);
+    assert.deepEqual(fields(['']), ['learners']);
+    assert.deepEqual(fields([]), ['id,voters']);
+  });
+
   test('non-integer timings are reported without relation noise', () => {
     const config = { ...RAFT_DEFAULTS_LOCAL, id: nodeId('n1'), voters,
       electionTimeoutMsMin: Number.NaN };

@@ -11,7 +11,7 @@ import {
   RAFT_DEFAULTS_LOCAL, RAFT_NO_MUTANTS, RaftNode, describeRaftMessage,
 } from '../../../src/core/raft/index.js';
 import type {
-  Entry, RaftConfig, RaftDurableState, RaftMessage, RaftMutants, RaftTuning, Ready,
+  Entry, RaftConfig, RaftDurableState, RaftMessage, RaftMutants, RaftTuning, Ready, Snapshot,
 } from '../../../src/core/raft/index.js';
 
 export interface InFlight {
@@ -22,6 +22,8 @@ export interface InFlight {
 
 export interface ClusterOptions {
   readonly ids?: readonly string[];
+  /** Bootstrap voters (default: every id); the other ids start as learners. */
+  readonly voters?: readonly string[];
   readonly seed?: number;
   readonly tuning?: Partial<RaftTuning>;
   readonly mutants?: Partial<RaftMutants>;
@@ -45,7 +47,14 @@ export const EMPTY_STATE: RaftDurableState = logOf([]);
 
 interface Disk {
   hardState: RaftDurableState['hardState'];
+  /** Entries after the snapshot's index (after 0 without one). */
   entries: Entry[];
+  snapshot: Snapshot | undefined;
+}
+
+/** The harness's state machine state in a snapshot: how many entries it stands for. */
+export function snapshotData(appliedIndex: number): Uint8Array {
+  return new TextEncoder().encode(`applied ${appliedIndex}`);
 }
 
 export class Cluster {
@@ -58,6 +67,8 @@ export class Cluster {
   /** Every committed entry applied anywhere, by index: they must never disagree. */
   readonly committed = new Map<number, Entry>();
   readonly applied = new Map<NodeId, Entry[]>();
+  /** Per node: the snapshot its state machine was last restored from (InstallSnapshot). */
+  readonly restoredFrom = new Map<NodeId, Snapshot>();
   /** Leader per term, as announced by role-changed events: at most one. */
   readonly leaders = new Map<number, NodeId>();
   readonly violations: string[] = [];
@@ -72,14 +83,17 @@ export class Cluster {
   constructor(options: ClusterOptions = {}) {
     this.ids = (options.ids ?? ['n1', 'n2', 'n3']).map(nodeId);
     this.prng = new Prng(options.seed ?? 1);
+    const voters = options.voters?.map(nodeId) ?? this.ids;
+    const learners = this.ids.filter((id) => !voters.includes(id));
     for (const id of this.ids) {
       const config: RaftConfig = {
-        ...RAFT_DEFAULTS_LOCAL, ...options.tuning, id, voters: this.ids,
+        ...RAFT_DEFAULTS_LOCAL, ...options.tuning, id, voters, learners,
         mutants: { ...RAFT_NO_MUTANTS, ...options.mutants },
       };
       this.configs.set(id, config);
       const state = options.states?.[id] ?? EMPTY_STATE;
-      this.disks.set(id, { hardState: state.hardState, entries: [...state.entries] });
+      this.disks.set(id, { hardState: state.hardState, entries: [...state.entries],
+        snapshot: state.snapshot });
       this.applied.set(id, []);
       this.readies.set(id, []);
       this.start(id);
@@ -250,15 +264,33 @@ export class Cluster {
     this.start(id);
   }
 
+  /**
+   * `id` takes a snapshot at its applied index (as its runtime would), stores it, drops the
+   * stored log up to it, and compacts its in-memory log to `keepEntries` before it.
+   */
+  snapshotAndCompact(id: NodeId, keepEntries = 0): Snapshot {
+    const node = this.nodes.get(id);
+    const disk = this.disks.get(id);
+    if (node === undefined || disk === undefined) throw new Error(`no live node ${id}`);
+    const applied = node.status().appliedIndex;
+    const snapshot = node.createSnapshot(applied, snapshotData(applied));
+    const base = disk.snapshot?.meta.index ?? 0;
+    disk.entries = disk.entries.slice(applied - base);
+    disk.snapshot = snapshot;
+    node.compact(logIndex(Math.max(node.status().compactedIndex, applied - keepEntries)));
+    return snapshot;
+  }
+
   isCrashed(id: NodeId): boolean {
     return this.crashed.has(id);
   }
 
   /** Raft Log Matching over all live logs: same (index, term) implies the same prefix. */
   checkLogMatching(): void {
+    // Compacted entries are undefined: only indexes both logs still hold are compared.
     const logs = [...this.nodes.values()].map((n) => {
-      const out: Entry[] = [];
-      for (let i = 1; i <= n.status().lastIndex; i++) out.push(n.entry(logIndex(i)) as Entry);
+      const out: (Entry | undefined)[] = [];
+      for (let i = 1; i <= n.status().lastIndex; i++) out.push(n.entry(logIndex(i)));
       return out;
     });
     for (const a of logs) {
@@ -266,8 +298,9 @@ export class Cluster {
         const n = Math.min(a.length, b.length);
         let same = false;
         for (let i = n - 1; i >= 0; i--) {
-          const x = a[i] as Entry;
-          const y = b[i] as Entry;
+          const x = a[i];
+          const y = b[i];
+          if (x === undefined || y === undefined) break;
           if (!same && x.term === y.term) same = true;
           if (same && (x.term !== y.term || !bytesEqual(x.data, y.data))) {
             this.violations.push(`log matching broken at index ${i + 1}`);
@@ -282,8 +315,11 @@ export class Cluster {
     const disk = this.disks.get(id);
     const config = this.configs.get(id);
     if (disk === undefined || config === undefined) throw new Error(`unknown node ${id}`);
-    const node = new RaftNode({ config, random: this.prng.fork(),
-      state: { hardState: disk.hardState, entries: [...disk.entries] }, nowMs: this.nowMs });
+    const state: RaftDurableState = disk.snapshot === undefined
+      ? { hardState: disk.hardState, entries: [...disk.entries] }
+      : { hardState: disk.hardState, entries: [...disk.entries], snapshot: disk.snapshot };
+    const node = new RaftNode({ config, random: this.prng.fork(), state, nowMs: this.nowMs });
+    if (disk.snapshot !== undefined) this.restoredFrom.set(id, disk.snapshot);
     this.nodes.set(id, node);
   }
 
@@ -291,10 +327,16 @@ export class Cluster {
     this.readies.get(id)?.push(ready);
     for (const { to, message } of ready.messagesBeforePersist) this.send(id, to, message);
     const disk = this.disks.get(id) as Disk;
+    if (ready.snapshot !== undefined) {
+      // InstallSnapshot: the snapshot replaces the whole stored log.
+      disk.snapshot = ready.snapshot;
+      disk.entries = [];
+      this.restoredFrom.set(id, ready.snapshot);
+    }
     if (ready.hardState !== undefined) disk.hardState = ready.hardState;
     const first = ready.entries[0];
     if (first !== undefined) {
-      disk.entries.length = first.index - 1;
+      disk.entries.length = first.index - 1 - (disk.snapshot?.meta.index ?? 0);
       disk.entries.push(...ready.entries);
     }
     for (const { to, message } of ready.messages) this.send(id, to, message);
@@ -312,8 +354,11 @@ export class Cluster {
 
   private recordApplied(id: NodeId, entry: Entry): void {
     const applied = this.applied.get(id) as Entry[];
-    if (entry.index !== applied.length + 1) {
-      this.violations.push(`${id} applied ${entry.index} after ${applied.length}`);
+    // After a restore from a snapshot, applying goes on from the snapshot's index.
+    const base = this.restoredFrom.get(id)?.meta.index ?? 0;
+    const appliedIndex = Math.max(base, applied[applied.length - 1]?.index ?? 0);
+    if (entry.index !== appliedIndex + 1) {
+      this.violations.push(`${id} applied ${entry.index} after ${appliedIndex}`);
     }
     applied.push(entry);
     const known = this.committed.get(entry.index);

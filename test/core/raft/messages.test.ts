@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { pack, unpack } from 'msgpackr';
-import { logIndex, term } from '../../../src/core/ids.js';
+import { logIndex, nodeId, term } from '../../../src/core/ids.js';
 import { describeRaftMessage, validateRaftMessage } from '../../../src/core/raft/index.js';
 import type { Entry, RaftMessage } from '../../../src/core/raft/index.js';
 
@@ -27,6 +27,16 @@ const EXAMPLES: readonly RaftMessage[] = [
     hintIndex: logIndex(4), hintTerm: term(2) },
   { kind: 'heartbeat', term: term(3), commitIndex: logIndex(5) },
   { kind: 'heartbeat-response', term: term(3) },
+  { kind: 'vote', term: term(4), lastLogIndex: logIndex(7), lastLogTerm: term(2), transfer: true },
+  { kind: 'timeout-now', term: term(3) },
+  { kind: 'heartbeat', term: term(3), commitIndex: logIndex(5), readRound: 7 },
+  { kind: 'heartbeat-response', term: term(3), readRound: 7 },
+  { kind: 'read-index', term: term(3), requestId: 'r1' },
+  { kind: 'read-index-response', term: term(3), requestId: 'r1', success: true, index: logIndex(9) },
+  { kind: 'snapshot', term: term(3), meta: { index: logIndex(40), term: term(2),
+    membership: { voters: [nodeId('n1'), nodeId('n2')], learners: [nodeId('n3')] } },
+  totalBytes: 10, checksum: 0xdeadbeef, offsetBytes: 4, data: new Uint8Array([1, 2, 3]) },
+  { kind: 'snapshot-response', term: term(3), snapshotIndex: logIndex(40), nextOffsetBytes: 7 },
 ];
 
 describe('raft: messages', () => {
@@ -49,6 +59,14 @@ describe('raft: messages', () => {
       'append-response t=3 refused index=5 hint=4/2',
       'heartbeat t=3 commit=5',
       'heartbeat-response t=3',
+      'vote t=4 last=7/2 transfer',
+      'timeout-now t=3',
+      'heartbeat t=3 commit=5 round=7',
+      'heartbeat-response t=3 round=7',
+      'read-index t=3 id=r1',
+      'read-index-response t=3 id=r1 index=9',
+      'snapshot t=3 at=40/2 bytes=4+3/10',
+      'snapshot-response t=3 at=40 next=7',
     ]);
     const many = { kind: 'append', term: term(4), prevLogIndex: logIndex(0),
       prevLogTerm: term(0), entries: [1, 2, 3, 4, 5, 6].map((i) => entry(i, 4)),
@@ -71,6 +89,15 @@ describe('raft: messages', () => {
       [{ ...EXAMPLES[4], entries: [{ ...entry(6, 3), kind: 'weird' }] }, /kind is unknown/],
       [{ ...EXAMPLES[4], prevLogIndex: 0 }, /index 0 must have term 0/],
       [{ ...EXAMPLES[5], hintIndex: 9 }, /hintIndex exceeds index/],
+      [{ ...EXAMPLES[8], transfer: 'yes' }, /transfer must be true/],
+      [{ ...EXAMPLES[13], requestId: '' }, /requestId must be a string/],
+      [{ ...EXAMPLES[13], success: false, index: 4 }, /refusal carries index 0/],
+      [{ ...EXAMPLES[14], offsetBytes: 8 }, /chunk ends past totalBytes/],
+      [{ ...EXAMPLES[14], meta: { index: 40, term: 2, membership: { voters: [], learners: [] } } },
+        /voters must not be empty/],
+      [{ ...EXAMPLES[14], meta: { index: 40, term: 9, membership: { voters: ['n1'], learners: [] } } },
+        /not above the message term/],
+      [{ ...EXAMPLES[4], entries: [{ ...entry(6, 3), kind: 'config' }] }, /config entry/],
     ];
     for (const [value, pattern] of cases) {
       const result = validateRaftMessage(value);
@@ -93,7 +120,8 @@ describe('raft: messages', () => {
 
   test('validation never throws on valid messages with one field replaced', () => {
     const field = fc.constantFrom('kind', 'term', 'entries', 'granted', 'prevLogIndex',
-      'commitIndex', 'lastLogTerm', 'index', 'success');
+      'commitIndex', 'lastLogTerm', 'index', 'success', 'transfer', 'readRound', 'requestId',
+      'meta', 'data', 'offsetBytes', 'totalBytes', 'nextOffsetBytes');
     fc.assert(fc.property(fc.constantFrom(...EXAMPLES), field, fc.anything(), (m, key, value) => {
       const result = validateRaftMessage({ ...m, [key]: value });
       if (!('error' in result)) assert.equal(typeof describeRaftMessage(result), 'string');
@@ -110,6 +138,7 @@ describe('raft: messages', () => {
 
 /** The message with entry bytes as number arrays (msgpackr decodes bytes as a Buffer). */
 function plain(m: RaftMessage): unknown {
+  if (m.kind === 'snapshot') return { ...m, data: [...m.data] };
   if (m.kind !== 'append') return { ...m };
   return { ...m, entries: m.entries.map((e) => ({ ...e, data: [...e.data] })) };
 }

@@ -23,7 +23,7 @@ import { NETWORK_FAULTS_NONE, SimNetwork } from '../../sim-network.js';
 import { formatNumber } from '../../stats.js';
 import { TraceHash } from '../../trace-hash.js';
 import { RaftChecker } from './raft-checker.js';
-import { numberOption, RAFT_MUTANT_NAMES, startProcess, type RaftProcess } from './raft-scenario.js';
+import { numberOption, RAFT_MUTANT_NAMES, readAt, startProcess, type RaftProcess } from './raft-scenario.js';
 import { RaftWorkload } from './raft-workload.js';
 
 export const ELECTIONS_PER_MINUTE_MAX = 3;
@@ -79,7 +79,10 @@ export function runPartialPartitionSeed(seed: number, options: ScenarioOptions):
   const workload = new RaftWorkload(prng.fork(), scheduler, {
     nodeIds: ids,
     propose: (node, data, done) => hosts.get(node)!.submit((p) => p.runtime.propose(data, done)),
-  }, { clients: 2, keys: 3, thinkMsMean: 50, callTimeoutMs: 1_200, stopAtMs: endMs });
+    read: (node, key, done) => readAt(hosts, node, key, done),
+  }, {
+    clients: 2, keys: 3, thinkMsMean: 50, callTimeoutMs: 1_200, stopAtMs: endMs, getsThroughLogRate: 0.25,
+  });
   workload.start();
   scheduler.runUntil(warmUpMs);
   const leader = [...hosts].find(([, h]) => h.process?.runtime.status().role === 'leader')?.[0];

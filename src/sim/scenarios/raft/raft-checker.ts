@@ -5,15 +5,20 @@
  * - election safety: at most one leader per term, ever;
  * - log matching: two entries with the same index and term carry the same command and follow the
  *   same previous term (which, inductively, makes the whole prefixes equal);
- * - leader completeness: a new leader's log holds every entry any node has applied;
+ * - leader completeness: a new leader's log holds every entry committed in an earlier term
+ *   (Raft §5.4; a leader of a stale term, elected late because its votes were delayed, need
+ *   not hold entries committed in later terms);
  * - state machine safety: no two nodes apply different entries at one index;
  * - generation clock on disk: a restarted node's recovered term and vote never regress below
- *   what a completed sync made durable.
+ *   what a completed sync made durable;
+ * - membership: configuration changes never produce two disjoint majorities (config-checker.ts).
  */
 import type { LogIndex, NodeId, Term } from '../../../core/ids.js';
-import type { Entry, HardState } from '../../../core/raft/types.js';
-import type { RaftStorage, RecoveredRaftState } from '../../../runtime/raft-storage.js';
+import type { Entry, HardState, Snapshot } from '../../../core/raft/types.js';
+import type { RecoveredRaftState } from '../../../runtime/raft-storage.js';
+import type { SnapshotRaftStorage } from '../../../runtime/snapshot/snapshot-raft-storage.js';
 import type { Violation } from '../../scenario.js';
+import { ConfigChecker } from './config-checker.js';
 
 interface EntryIdentity {
   readonly dataKey: string;
@@ -27,17 +32,34 @@ export class RaftChecker {
   private readonly entryAt = new Map<string, EntryIdentity>();
   /** index → term and command of the entry applied there (by any node). */
   private readonly applied = new Map<number, { term: number; dataKey: string }>();
+  /**
+   * index → a term no earlier than the one in which it was committed: the term of the first
+   * node that stored a commit index covering it.
+   */
+  private readonly committedByTerm = new Map<number, number>();
+  private commitReportedIndex = 0;
   private readonly durableHardState = new Map<NodeId, HardState>();
   elections = 0;
+  /** Snapshots taken by state machines, and snapshots installed from a leader. */
+  snapshotsSaved = 0;
+  snapshotsInstalled = 0;
 
-  constructor(private readonly nowMs: () => number) {}
+  readonly configs: ConfigChecker;
+
+  constructor(private readonly nowMs: () => number, bootstrapVoters: readonly NodeId[] = []) {
+    this.configs = new ConfigChecker(bootstrapVoters, (message) => this.fail('membership', message));
+  }
 
   private fail(checker: string, message: string): void {
     if (this.violations.length < 50) this.violations.push({ checker, atMs: this.nowMs(), message });
   }
 
-  /** A node became leader of `term`; `entryAt` reads its log. */
-  onLeader(node: NodeId, term: Term, entryAt: (index: LogIndex) => Entry | undefined): void {
+  /**
+   * A node became leader of `term`; `entryAt` reads its log, which holds nothing up to
+   * `compactedIndex` (a snapshot stands for that prefix).
+   */
+  onLeader(node: NodeId, term: Term, entryAt: (index: LogIndex) => Entry | undefined,
+    compactedIndex = 0): void {
     this.elections++;
     const existing = this.leaderOfTerm.get(term);
     if (existing !== undefined && existing !== node) {
@@ -45,6 +67,9 @@ export class RaftChecker {
     }
     this.leaderOfTerm.set(term, node);
     for (const [index, committed] of this.applied) {
+      if (index <= compactedIndex) continue;
+      // Raft §5.4.3 is about entries committed in earlier terms only.
+      if ((this.committedByTerm.get(index) ?? term) >= term) continue;
       const entry = entryAt(index as LogIndex);
       if (entry === undefined || entry.term !== committed.term || dataKey(entry.data) !== committed.dataKey) {
         this.fail('leader-completeness', `new leader ${node} (term ${term}) lacks committed entry ` +
@@ -58,6 +83,7 @@ export class RaftChecker {
   onAppend(node: NodeId, entries: readonly Entry[], termBefore: (index: LogIndex) => number): void {
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
+      this.configs.onAppend(entry);
       const previousTerm = i > 0 ? entries[i - 1]!.term : termBefore(entry.index);
       const identity: EntryIdentity = { dataKey: dataKey(entry.data), kind: entry.kind, previousTerm };
       const key = `${entry.index}/${entry.term}`;
@@ -81,6 +107,14 @@ export class RaftChecker {
       this.fail('state-machine-safety', `${node} applies term ${entry.term} at index ` +
         `${entry.index}, where term ${known.term} was applied before`);
     }
+  }
+
+  /** A node stores `hardState`: its commit index was learned in its term or earlier. */
+  onCommitStored(hardState: HardState): void {
+    for (let i = this.commitReportedIndex + 1; i <= hardState.commitIndex; i++) {
+      this.committedByTerm.set(i, hardState.term);
+    }
+    this.commitReportedIndex = Math.max(this.commitReportedIndex, hardState.commitIndex);
   }
 
   onDurable(node: NodeId, hardState: HardState): void {
@@ -108,13 +142,13 @@ export class RaftChecker {
 }
 
 /**
- * Wraps a node's RaftStorage to tell the checker what is written and what became durable.
+ * Wraps a node's storage to tell the checker what is written and what became durable.
  */
-export class CheckedRaftStorage implements RaftStorage {
+export class CheckedRaftStorage implements SnapshotRaftStorage {
   private staged: HardState | undefined;
 
   constructor(
-    private readonly inner: RaftStorage,
+    private readonly inner: SnapshotRaftStorage,
     private readonly node: NodeId,
     private readonly checker: RaftChecker,
     private readonly termAt: (index: LogIndex) => number,
@@ -122,8 +156,18 @@ export class CheckedRaftStorage implements RaftStorage {
     checker.onRecovered(node, inner.recovered);
   }
 
-  get recovered(): RecoveredRaftState {
+  get recovered(): RecoveredRaftState & { readonly snapshot?: Snapshot } {
     return this.inner.recovered;
+  }
+
+  installSnapshot(snapshot: Snapshot, done: (error?: Error) => void): void {
+    this.checker.snapshotsInstalled++;
+    this.inner.installSnapshot(snapshot, done);
+  }
+
+  saveSnapshot(snapshot: Snapshot, done: (error?: Error) => void): void {
+    this.checker.snapshotsSaved++;
+    this.inner.saveSnapshot(snapshot, done);
   }
 
   append(entries: readonly Entry[]): void {
@@ -133,6 +177,9 @@ export class CheckedRaftStorage implements RaftStorage {
 
   saveHardState(hardState: HardState): void {
     this.staged = hardState;
+    this.checker.onCommitStored(hardState);
+    this.checker.configs.onCommit(hardState.commitIndex,
+      (index) => (index === 0 ? 0 : this.termAt(index) || undefined));
     this.inner.saveHardState(hardState);
   }
 

@@ -3,11 +3,17 @@
  * log, on simulated disks, clocks and network) serving a key-value register workload from
  * simulated clients, under the full nemesis: loss, duplication, reordering, delay, partitions
  * (full, partial, asymmetric), crash-restart with unsynced data lost or torn, pauses and clock
- * drift.
+ * drift. Most gets are ReadIndex reads (no log write, served by leaders and followers), the rest
+ * go through the log.
+ *
+ * `--snapshots`: state machines snapshot every few dozen entries and the log before it is
+ * dropped; followers are taken down long enough to come back through InstallSnapshot.
+ * `--membership`: two spare nodes; members are added (as learners), promoted and removed (the
+ * leader too), and leadership is transferred, at random moments (raft-operator.ts).
  *
  * Safety phase: faults, with the checkers of raft-checker.ts on every step. Liveness phase: the
  * network heals and every node is up; a leader must emerge and commit within a bound, and at the
- * end every replica must have applied the same entries. Finally the client history must be
+ * end every member must have applied the same entries. Finally the client history must be
  * linearizable (operations that timed out count as maybe applied).
  */
 import { assert } from '../../../core/assert.js';
@@ -17,10 +23,13 @@ import {
   type RaftMutants, type RaftTuning,
 } from '../../../core/raft/index.js';
 import { RaftRuntime } from '../../../runtime/raft/raft-runtime.js';
+import {
+  RAFT_RUNTIME_DEFAULTS, type RaftRuntimeConfig,
+} from '../../../runtime/raft/runtime-config.js';
 import { openWal, WAL_DEFAULTS } from '../../../runtime/wal/index.js';
 import { checkLinearizable, formatIllegalReport } from '../../checkers/linearizability.js';
 import { kvModel, type KvOutput } from '../../checkers/kv-model.js';
-import { drawNemesisPlan, FAULT_KINDS, Nemesis } from '../../nemesis.js';
+import { drawNemesisPlan, FAULT_KINDS, Nemesis, type NemesisTarget } from '../../nemesis.js';
 import { Prng } from '../../prng.js';
 import type { Scenario, ScenarioOptions, SeedResult, SummaryReport, Violation } from '../../scenario.js';
 import { Scheduler } from '../../scheduler.js';
@@ -30,7 +39,8 @@ import { formatNumber } from '../../stats.js';
 import { TraceHash } from '../../trace-hash.js';
 import { CheckedRaftStorage, RaftChecker } from './raft-checker.js';
 import { encodeKvCommand, SimKvStateMachine } from './sim-kv.js';
-import { RaftWorkload } from './raft-workload.js';
+import { RaftOperator } from './raft-operator.js';
+import { RaftWorkload, type ReadAnswer } from './raft-workload.js';
 
 export const RAFT_MUTANT_NAMES = Object.keys(RAFT_NO_MUTANTS) as (keyof RaftMutants)[];
 
@@ -38,7 +48,16 @@ export interface RaftFigures {
   readonly ok: number;
   readonly failed: number;
   readonly unknown: number;
+  /** Of the ok calls, gets served by ReadIndex (no log write). */
+  readonly reads: number;
   readonly elections: number;
+  /** Snapshots taken (local) and installed (from a leader). */
+  readonly snapshotsSaved: number;
+  readonly snapshotsInstalled: number;
+  /** Operator acts (--membership, --snapshots): changes proposed and applied, transfers. */
+  readonly membershipChanges: number;
+  readonly membershipChangesApplied: number;
+  readonly transfers: number;
   readonly crashes: number;
   readonly partitions: number;
   readonly committed: number;
@@ -65,6 +84,14 @@ export const raftScenario: Scenario<RaftFigures> = {
       name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known Raft bug (the run must fail)',
       defaultValue: undefined, choices: RAFT_MUTANT_NAMES,
     },
+    {
+      name: 'snapshots', kind: 'boolean', defaultValue: false,
+      description: 'snapshot every few entries, compact the log, and cut followers off long enough to need InstallSnapshot',
+    },
+    {
+      name: 'membership', kind: 'boolean', defaultValue: false,
+      description: 'add (as learners, from 2 spare nodes), promote and remove members, and transfer leadership, as operators do',
+    },
   ],
   runSeed: (seed, options) => runRaftSeed(seed, options),
   summarize: summarizeRaft,
@@ -84,7 +111,8 @@ export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftS
   const prng = new Prng(seed);
   const scheduler = new Scheduler();
   const trace = new TraceHash();
-  const checker = new RaftChecker(() => scheduler.nowMs);
+  const ids = Array.from({ length: nodes }, (_, i) => nodeId(`n${i + 1}`));
+  const checker = new RaftChecker(() => scheduler.nowMs, ids);
   const network = new SimNetwork<RaftMessage>(scheduler, prng.fork(), trace, {
     faults: {
       ...NETWORK_FAULTS_NONE,
@@ -97,17 +125,18 @@ export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftS
     describe: describeRaftMessage,
     sizeBytes: () => 64,
   });
-  const ids = Array.from({ length: nodes }, (_, i) => nodeId(`n${i + 1}`));
-  const tuning = drawTuning(prng, mutants);
-  const hosts = new Map<NodeId, SimHost<RaftMessage, RaftProcess>>();
+  const snapshotsOn = options['snapshots'] === true;
+  const membershipOn = options['membership'] === true;
+  // Spare nodes start outside the cluster (learners of their own config only).
+  const spares = membershipOn ? Array.from({ length: SPARE_NODES }, (_, i) => nodeId(`n${nodes + i + 1}`)) : [];
+  const allIds = [...ids, ...spares];
+  const { tuning, runtimeConfig } = drawConfigs(prng, mutants, snapshotsOn);
   const violations: Violation[] = [];
-  for (const id of ids) {
-    const config: RaftConfig = { ...tuning, id, voters: ids };
-    hosts.set(id, new SimHost<RaftMessage, RaftProcess>(id, scheduler, network, prng.fork(), {
-      clock: { driftRate: 0, monotonicOffsetMs: prng.nextUint32() % 100_000, wallOffsetMs: 0 },
-      storage: { syncLatencyMs: 0.1 + 0.9 * (prng.nextUint32() / 2 ** 32), unsyncedSurvivalRate: 0.5 },
-    }, (context) => startProcess(context, config, checker, violations, () => scheduler.nowMs)));
-  }
+  let operator: RaftOperator | undefined;
+  const hosts = createHosts({
+    scheduler, network, prng, ids, spares, tuning, runtimeConfig, checker, violations,
+    onLeader: (id) => operator?.onLeaderElected(id),
+  });
   const plan = drawNemesisPlan(prng, {
     kinds: FAULT_KINDS,
     faultIntervalMsMin: 200,
@@ -116,21 +145,18 @@ export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftS
     pauseMsMax: 2_000,
     partitionMsMax: 4_000,
     driftRateMax: 0.01,
-    crashedMax: nodes,
+    crashedMax: allIds.length,
   });
-  const nemesis = new Nemesis(prng.fork(), scheduler, {
-    nodeIds: ids,
-    network: network as SimNetwork<unknown>,
-    isUp: (id) => hosts.get(id)!.isUp,
-    crash: (id) => hosts.get(id)!.crash(),
-    restart: (id) => hosts.get(id)!.restart(),
-    pause: (id, ms) => hosts.get(id)!.pause(ms),
-    setDriftRate: (id, rate) => hosts.get(id)!.clock.setDriftRate(rate),
-  }, plan, safetyMs);
+  const nemesis = new Nemesis(prng.fork(), scheduler, nemesisTarget(hosts, network), plan, safetyMs);
   const endMs = safetyMs + livenessMs;
+  if (membershipOn || snapshotsOn) {
+    operator = new RaftOperator(prng.fork(), scheduler, hosts,
+      { membership: membershipOn, snapshots: snapshotsOn, endMs: safetyMs });
+  }
   const workload = new RaftWorkload(prng.fork(), scheduler, {
-    nodeIds: ids,
+    nodeIds: allIds,
     propose: (node, data, done) => hosts.get(node)!.submit((p) => p.runtime.propose(data, done)),
+    read: (node, key, done) => readAt(hosts, node, key, done),
   }, {
     clients: numberOption(options, 'clients'),
     keys: 3,
@@ -138,10 +164,15 @@ export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftS
     callTimeoutMs: 2 * tuning.electionTimeoutMsMax,
     // Clients stop 3 s before the end: then one directed leader crash, then the final checks.
     stopAtMs: endMs - 3_000,
+    getsThroughLogRate: 0.25,
   });
-  const broken = (): boolean => checker.violations.length > 0 || violations.length > 0;
+  const broken = (): boolean => {
+    checker.configs.afterStep();
+    return checker.violations.length > 0 || violations.length > 0;
+  };
   try {
     nemesis.start();
+    operator?.start();
     workload.start();
     scheduler.runUntil(safetyMs, broken);
     if (!broken()) healAll(network, hosts);
@@ -165,6 +196,7 @@ export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftS
     violations,
     figures: {
       ...workload.counts,
+      ...operatorFigures(checker, operator),
       elections: checker.elections,
       crashes: nemesis.counts.crashes,
       partitions: nemesis.counts.partitions,
@@ -178,12 +210,93 @@ export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftS
       ...plan, network: network.currentFaults, mutant: mutant ?? 'none',
       electionTimeoutMsMax: tuning.electionTimeoutMsMax,
       entriesPerMessageMax: tuning.entriesPerMessageMax, inflightMessagesMax: tuning.inflightMessagesMax,
+      ...(snapshotsOn ? {
+        snapshotEntries: runtimeConfig.snapshotEntries, snapshotCatchUpEntries: runtimeConfig.snapshotCatchUpEntries,
+        snapshotChunkBytesMax: tuning.snapshotChunkBytesMax,
+      } : {}),
     },
   };
 }
 
+/** The fault nemesis acts on every host (spares included). */
+function nemesisTarget(hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProcess>>,
+  network: SimNetwork<RaftMessage>): NemesisTarget {
+  return {
+    nodeIds: [...hosts.keys()],
+    network: network as SimNetwork<unknown>,
+    isUp: (id) => hosts.get(id)!.isUp,
+    crash: (id) => hosts.get(id)!.crash(),
+    // The operator nemesis may have restarted it already.
+    restart: (id) => {
+      if (!hosts.get(id)!.isUp) hosts.get(id)!.restart();
+    },
+    pause: (id, ms) => hosts.get(id)!.pause(ms),
+    setDriftRate: (id, rate) => hosts.get(id)!.clock.setDriftRate(rate),
+  };
+}
+
+function operatorFigures(checker: RaftChecker, operator: RaftOperator | undefined): Pick<RaftFigures,
+  'snapshotsSaved' | 'snapshotsInstalled' | 'membershipChanges' | 'membershipChangesApplied' | 'transfers'> {
+  return {
+    snapshotsSaved: checker.snapshotsSaved,
+    snapshotsInstalled: checker.snapshotsInstalled,
+    membershipChanges: operator?.counts.changesProposed ?? 0,
+    membershipChangesApplied: operator?.counts.changesApplied ?? 0,
+    transfers: operator?.counts.transfers ?? 0,
+  };
+}
+
+/** The protocol's tuning and the runtime's snapshot settings of one run (swarm). */
+function drawConfigs(prng: Prng, mutants: RaftMutants,
+  snapshotsOn: boolean): { tuning: RaftTuning; runtimeConfig: RaftRuntimeConfig } {
+  const drawnTuning = drawTuning(prng, mutants);
+  if (!snapshotsOn) return { tuning: drawnTuning, runtimeConfig: NO_SNAPSHOTS };
+  const snapshots = drawSnapshotConfig(prng);
+  return {
+    tuning: { ...drawnTuning, snapshotChunkBytesMax: snapshots.chunkBytes },
+    runtimeConfig: snapshots.runtime,
+  };
+}
+
+interface HostsSetup {
+  readonly scheduler: Scheduler;
+  readonly network: SimNetwork<RaftMessage>;
+  readonly prng: Prng;
+  /** The bootstrap voters, and the spare nodes (learners of their own config only). */
+  readonly ids: readonly NodeId[];
+  readonly spares: readonly NodeId[];
+  readonly tuning: RaftTuning;
+  readonly runtimeConfig: RaftRuntimeConfig;
+  readonly checker: RaftChecker;
+  readonly violations: Violation[];
+  readonly onLeader: (id: NodeId) => void;
+}
+
+function createHosts(setup: HostsSetup): Map<NodeId, SimHost<RaftMessage, RaftProcess>> {
+  const { scheduler, network, prng, ids, spares, tuning } = setup;
+  const hosts = new Map<NodeId, SimHost<RaftMessage, RaftProcess>>();
+  for (const id of [...ids, ...spares]) {
+    const config: RaftConfig = spares.includes(id)
+      ? { ...tuning, id, voters: ids, learners: [id] }
+      : { ...tuning, id, voters: ids };
+    hosts.set(id, new SimHost<RaftMessage, RaftProcess>(id, scheduler, network, prng.fork(), {
+      clock: { driftRate: 0, monotonicOffsetMs: prng.nextUint32() % 100_000, wallOffsetMs: 0 },
+      storage: { syncLatencyMs: 0.1 + 0.9 * (prng.nextUint32() / 2 ** 32), unsyncedSurvivalRate: 0.5 },
+    }, (context) => startProcess(context, config, setup.checker, setup.violations,
+      () => scheduler.nowMs, setup.runtimeConfig, setup.onLeader)));
+  }
+  return hosts;
+}
+
+/** The default scenario never snapshots (its seeds and speed stay as they were). */
+const NO_SNAPSHOTS: RaftRuntimeConfig = { ...RAFT_RUNTIME_DEFAULTS, snapshotEntries: 0 };
+
+/** Nodes outside the cluster at the start, for --membership to add. */
+const SPARE_NODES = 2;
+
 export function startProcess(context: HostContext<RaftMessage>, config: RaftConfig, checker: RaftChecker,
-  violations: Violation[], nowMs: () => number): RaftProcess {
+  violations: Violation[], nowMs: () => number, runtimeConfig: RaftRuntimeConfig = NO_SNAPSHOTS,
+  onLeader: (id: NodeId) => void = () => undefined): RaftProcess {
   const opened = openWal(context.storage, { ...WAL_DEFAULTS, segmentBytesMax: 64 * 1024 });
   if ('error' in opened) {
     violations.push({ checker: 'wal-recovery', atMs: nowMs(), message: `${context.id}: ${opened.error.message}` });
@@ -191,7 +304,7 @@ export function startProcess(context: HostContext<RaftMessage>, config: RaftConf
   }
   const stateMachine = new SimKvStateMachine();
   let runtime: RaftRuntime<KvOutput> | undefined;
-  const termAt = (index: LogIndex): number => (index <= 0 ? 0 : runtime?.node.entry(index)?.term ?? 0);
+  const termAt = (index: LogIndex): number => (index <= 0 ? 0 : runtime?.node.termAt(index) ?? 0);
   const storage = new CheckedRaftStorage(opened.wal, context.id, checker, termAt);
   runtime = new RaftRuntime<KvOutput>(config, {
     clock: context.clock,
@@ -204,16 +317,31 @@ export function startProcess(context: HostContext<RaftMessage>, config: RaftConf
         checker.onApply(context.id, entry);
         return stateMachine.apply(entry);
       },
+      snapshot: () => stateMachine.snapshot(),
+      restore: (data) => stateMachine.restore(data),
     },
     onEvent: (event) => {
       if (event.kind === 'role-changed' && event.to === 'leader') {
-        checker.onLeader(context.id, event.term, (index) => runtime!.node.entry(index));
+        checker.onLeader(context.id, event.term, (index) => runtime!.node.entry(index),
+          runtime!.node.status().compactedIndex);
+        onLeader(context.id);
       }
     },
     onFatal: (error) => violations.push({ checker: 'storage', atMs: nowMs(), message: error.message }),
-  });
+  }, runtimeConfig);
   const started = runtime;
   return { runtime: started, stateMachine, halt: () => started.stop('node crashed') };
+}
+
+/**
+ * A ReadIndex read of `key` at `node`: its state machine is read inside the runtime's callback,
+ * the moment it has applied the read's index.
+ */
+export function readAt(hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProcess>>, node: NodeId,
+  key: string, done: (answer: ReadAnswer) => void): void {
+  hosts.get(node)!.submit((p) => p.runtime.read((outcome) => {
+    done(outcome.kind === 'ready' ? { kind: 'ok', value: p.stateMachine.get(key) } : { kind: 'failed' });
+  }));
 }
 
 function healAll(network: SimNetwork<RaftMessage>, hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProcess>>): void {
@@ -236,6 +364,20 @@ function drawTuning(prng: Prng, mutants: RaftMutants): RaftTuning {
     entriesPerMessageMax: pick([1, 4, 64, 1024]),
     inflightMessagesMax: pick([1, 4, 256]),
     mutants,
+  };
+}
+
+/**
+ * With --snapshots: snapshot every few dozen entries and keep little log behind, so compaction,
+ * recovery from snapshots and InstallSnapshot (in small chunks) happen many times per run.
+ */
+function drawSnapshotConfig(prng: Prng): { runtime: RaftRuntimeConfig; chunkBytes: number } {
+  const pick = <T>(choices: readonly T[]): T => choices[prng.nextUint32() % choices.length]!;
+  return {
+    runtime: {
+      ...RAFT_RUNTIME_DEFAULTS, snapshotEntries: pick([10, 40, 150]), snapshotCatchUpEntries: pick([0, 5, 50]),
+    },
+    chunkBytes: pick([64, 512, 65_536]),
   };
 }
 
@@ -270,8 +412,11 @@ function livenessViolations(hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, Raft
       message: `no client write committed within ${boundMs} ms of the heal (first: ${firstOk ?? 'none'})`,
     });
   }
+  // Only members must converge: a removed node, or a spare never added, is left behind.
+  const members = finalMembers(hosts);
   for (const [id, host] of hosts) {
     const status = host.process?.runtime.status();
+    if (!members.has(id)) continue;
     if (status !== undefined && status.commitIndex !== status.lastIndex) {
       violations.push({
         checker: 'fully-committed', atMs: endMs,
@@ -282,6 +427,7 @@ function livenessViolations(hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, Raft
   }
   const digests = new Map<string, NodeId[]>();
   for (const [id, host] of hosts) {
+    if (!members.has(id)) continue;
     const digest = host.process?.stateMachine.digest() ?? 'down';
     digests.set(digest, [...(digests.get(digest) ?? []), id]);
   }
@@ -290,6 +436,18 @@ function livenessViolations(hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, Raft
     violations.push({ checker: 'convergence', atMs: endMs, message: `replicas differ at the end: ${views}` });
   }
   return violations;
+}
+
+/** The members (voters and learners) per the node that committed furthest. */
+function finalMembers(hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProcess>>): Set<NodeId> {
+  let best: { commitIndex: number; members: NodeId[] } | undefined;
+  for (const host of hosts.values()) {
+    const status = host.process?.runtime.status();
+    if (status === undefined || (best !== undefined && status.commitIndex <= best.commitIndex)) continue;
+    best = { commitIndex: status.commitIndex,
+      members: [...status.membership.voters, ...status.membership.learners] };
+  }
+  return new Set(best?.members ?? hosts.keys());
 }
 
 function checkHistory(workload: RaftWorkload, violations: Violation[], nowMs: number): string {
@@ -311,10 +469,17 @@ function summarizeRaft(results: readonly SeedResult<RaftFigures>[]): SummaryRepo
   const unknownChecks = results.filter((r) => r.figures.linearizability === 'unknown').length;
   const recoveries = results.map((r) => r.figures.recoveryMs).filter((x): x is number => x !== undefined);
   const lines = [
-    `client calls: ${sum((f) => f.ok)} ok, ${sum((f) => f.failed)} failed, ${sum((f) => f.unknown)} unknown; ` +
+    `client calls: ${sum((f) => f.ok)} ok (${sum((f) => f.reads)} ReadIndex reads), ${sum((f) => f.failed)} failed, ` +
+      `${sum((f) => f.unknown)} unknown; ` +
       `${sum((f) => f.committed)} entries committed`,
     `faults: ${sum((f) => f.crashes)} crashes, ${sum((f) => f.partitions)} partitions; ` +
       `${sum((f) => f.elections)} elections won`,
+    ...(sum((f) => f.membershipChanges) === 0 ? [] : [
+      `membership: ${sum((f) => f.membershipChanges)} changes proposed, ` +
+        `${sum((f) => f.membershipChangesApplied)} applied; ${sum((f) => f.transfers)} leadership transfers`]),
+    ...(sum((f) => f.snapshotsSaved) === 0 ? [] : [
+      `snapshots: ${sum((f) => f.snapshotsSaved)} taken, ${sum((f) => f.snapshotsInstalled)} ` +
+        'installed from a leader']),
     `linearizability: ${results.length - unknownChecks} histories checked ok or illegal, ${unknownChecks} unknown (budget)`,
     `after the heal, first commit within ${formatNumber(Math.max(0, ...recoveries), 0)} ms at worst`,
   ];

@@ -3,6 +3,10 @@
  * put, cas on a few keys) against the node it believes leads, records every call and return in a
  * history for the linearizability checker, and treats a call with no answer in time as unknown
  * (maybe applied). Clients never crash; the nodes they talk to do.
+ *
+ * Most gets are linearizable reads without a log write (the runtime's ReadIndex `read`, which a
+ * follower forwards to its leader); `getsThroughLogRate` of them go through the log as commands,
+ * so both paths stay checked.
  */
 import type { NodeId } from '../../../core/ids.js';
 import { randomChance, randomFloat, randomInt } from '../../../core/random.js';
@@ -22,24 +26,35 @@ export interface WorkloadOptions {
   readonly callTimeoutMs: number;
   /** No new calls after this instant. Unit: ms (virtual). */
   readonly stopAtMs: number;
+  /** Share of gets proposed as log commands instead of ReadIndex reads. Unit: ratio. */
+  readonly getsThroughLogRate: number;
 }
+
+/** The answer to a read: the value, or a failure with the leader to try next. */
+export type ReadAnswer =
+  | { readonly kind: 'ok'; readonly value: string | undefined }
+  | { readonly kind: 'failed' };
 
 /** What the workload needs of the cluster: submit a proposal to a node's running process. */
 export interface WorkloadCluster {
   readonly nodeIds: readonly NodeId[];
   propose(node: NodeId, data: Uint8Array, done: (outcome: ProposalOutcome<KvOutput>) => void): void;
+  /** A linearizable read of `key` at `node` (ReadIndex), answered from its state machine. */
+  read(node: NodeId, key: string, done: (answer: ReadAnswer) => void): void;
 }
 
 export interface WorkloadCounts {
   ok: number;
   failed: number;
   unknown: number;
+  /** Of the ok calls, gets served by ReadIndex reads (no log write). */
+  reads: number;
 }
 
 export class RaftWorkload {
   readonly history = new HistoryRecorder<KvInput, KvOutput>();
-  readonly counts: WorkloadCounts = { ok: 0, failed: 0, unknown: 0 };
-  /** Virtual instants of successful calls, for liveness checks. */
+  readonly counts: WorkloadCounts = { ok: 0, failed: 0, unknown: 0, reads: 0 };
+  /** Virtual instants of successful calls through the log (writes), for liveness checks. */
   readonly okAtMs: number[] = [];
 
   constructor(
@@ -75,6 +90,22 @@ export class RaftWorkload {
       this.counts.unknown++;
       finish(undefined);
     });
+    if (input.kind === 'get' && !randomChance(this.prng, this.options.getsThroughLogRate)) {
+      this.cluster.read(target, input.key, (answer) => {
+        if (finished) return;
+        timeout.cancelled = true;
+        if (answer.kind === 'failed') {
+          this.history.fail(id, this.scheduler.nowMs);
+          this.counts.failed++;
+          return finish(undefined);
+        }
+        this.history.complete(id, { value: answer.value }, this.scheduler.nowMs);
+        this.counts.ok++;
+        this.counts.reads++;
+        return finish(target);
+      });
+      return;
+    }
     this.cluster.propose(target, encodeKvCommand(input), (outcome) => {
       if (finished) return;
       timeout.cancelled = true;

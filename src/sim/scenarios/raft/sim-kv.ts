@@ -19,7 +19,7 @@ export function decodeKvCommand(data: Uint8Array): KvInput {
 }
 
 export class SimKvStateMachine implements StateMachine<KvOutput> {
-  private readonly values = new Map<string, string>();
+  private values = new Map<string, string>();
   /** A running hash of every applied command, to compare replicas cheaply. */
   private digestValue = 0;
   appliedIndex = 0;
@@ -46,6 +46,27 @@ export class SimKvStateMachine implements StateMachine<KvOutput> {
         return { ok: true };
       }
     }
+  }
+
+  /** The value of `key` as of the last applied entry (for reads served without the log). */
+  get(key: string): string | undefined {
+    return this.values.get(key);
+  }
+
+  /** The whole state (Raft §7 snapshot): values, digest and applied index, as JSON bytes. */
+  snapshot(): Uint8Array {
+    return encoder.encode(JSON.stringify({
+      values: [...this.values], digest: this.digestValue, appliedIndex: this.appliedIndex,
+    }));
+  }
+
+  restore(data: Uint8Array): void {
+    const state = JSON.parse(decoder.decode(data)) as {
+      values: [string, string][]; digest: number; appliedIndex: number;
+    };
+    this.values = new Map(state.values);
+    this.digestValue = state.digest;
+    this.appliedIndex = state.appliedIndex;
   }
 
   /** Replicas that applied the same entries have the same digest. */

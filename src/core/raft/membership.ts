@@ -1,0 +1,148 @@
+/**
+ * Cluster membership in the log (Raft thesis §4): one server added or removed at a time, each
+ * change a `config` entry holding the whole new membership, in force on a node as soon as the
+ * node appends it (§4.1), whether or not it is committed. New servers join as learners (they
+ * replicate but neither vote nor count towards quorums) and are promoted once caught up.
+ *
+ * `ConfigLog` tracks which membership is in force at each index of a node's log: the base (the
+ * snapshot's, or the bootstrap `RaftConfig`'s) and the config entries after it.
+ */
+import { assert } from '../assert.js';
+import type { LogIndex, NodeId } from '../ids.js';
+import type { Entry, Membership } from './types.js';
+
+/** One single-server change (thesis §4.1): its majorities overlap the previous ones. */
+export type MembershipChange =
+  /** A new member that replicates the log but does not vote yet. */
+  | { readonly kind: 'add-learner'; readonly node: NodeId }
+  /** A learner becomes a voter (the leader accepts this once it has caught up). */
+  | { readonly kind: 'promote'; readonly node: NodeId }
+  /** A voter or learner leaves (the leader itself included: it steps down once committed). */
+  | { readonly kind: 'remove'; readonly node: NodeId };
+
+export function isVoter(membership: Membership, id: NodeId): boolean {
+  return membership.voters.includes(id);
+}
+
+export function isMember(membership: Membership, id: NodeId): boolean {
+  return membership.voters.includes(id) || membership.learners.includes(id);
+}
+
+/** The membership after `change`, or why the change does not apply to `membership`. */
+export function changedMembership(membership: Membership,
+  change: MembershipChange): Membership | string {
+  const { voters, learners } = membership;
+  const { node } = change;
+  switch (change.kind) {
+    case 'add-learner':
+      if (isMember(membership, node)) return `${node} is already a member`;
+      return { voters, learners: [...learners, node] };
+    case 'promote':
+      if (!learners.includes(node)) return `${node} is not a learner`;
+      return { voters: [...voters, node], learners: learners.filter((l) => l !== node) };
+    case 'remove':
+      if (!isMember(membership, node)) return `${node} is not a member`;
+      if (voters.length === 1 && voters[0] === node) return `${node} is the last voter`;
+      return { voters: voters.filter((v) => v !== node), learners: learners.filter((l) => l !== node) };
+    default:
+      return assertNeverChange(change);
+  }
+}
+
+function assertNeverChange(change: never): never {
+  throw new Error(`unknown membership change ${JSON.stringify(change)}`);
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** The bytes of a `config` entry: the whole membership, as UTF-8 JSON. */
+export function encodeMembership(membership: Membership): Uint8Array {
+  return encoder.encode(JSON.stringify({ voters: membership.voters,
+    learners: membership.learners }));
+}
+
+/** The membership in a `config` entry's bytes, or why they are not one. Total. */
+export function decodeMembership(data: Uint8Array): Membership | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(data));
+  } catch {
+    return 'config entry is not UTF-8 JSON';
+  }
+  if (typeof value !== 'object' || value === null) return 'config entry is not an object';
+  const { voters, learners } = value as Record<string, unknown>;
+  const ids = (x: unknown): x is NodeId[] => Array.isArray(x) &&
+    x.every((id) => typeof id === 'string' && id.length > 0);
+  if (!ids(voters) || !ids(learners)) return 'config entry lists must hold node ids';
+  if (voters.length === 0) return 'config entry has no voter';
+  if (new Set([...voters, ...learners]).size !== voters.length + learners.length) {
+    return 'config entry lists a node twice';
+  }
+  return { voters, learners };
+}
+
+/**
+ * The memberships of a node's log: the base (in force at `baseIndex`) and each config entry
+ * after it, in index order. Follows the log through appends, truncations, compaction and
+ * installed snapshots; the membership in force is the last one (thesis §4.1).
+ */
+export class ConfigLog {
+  private configs: { readonly index: LogIndex; readonly membership: Membership }[] = [];
+
+  constructor(private base: Membership, private baseIndex: number, entries: readonly Entry[]) {
+    this.append(entries);
+  }
+
+  current(): Membership {
+    return this.configs[this.configs.length - 1]?.membership ?? this.base;
+  }
+
+  /** The index of the last config entry (0 when only the base holds). */
+  latestIndex(): number {
+    return this.configs[this.configs.length - 1]?.index ?? 0;
+  }
+
+  /** The membership in force at `index` (the last config entry at or before it). */
+  at(index: number): Membership {
+    assert(index >= this.baseIndex, () => `membership at ${index}, below the base ${this.baseIndex}`);
+    let found = this.base;
+    for (const config of this.configs) {
+      if (config.index > index) break;
+      found = config.membership;
+    }
+    return found;
+  }
+
+  /** New entries at the end of the log (the caller truncated first, if they replace some). */
+  append(entries: readonly Entry[]): void {
+    for (const entry of entries) {
+      if (entry.kind !== 'config') continue;
+      assert(entry.index > this.latestIndex(), () => `config entry ${entry.index} out of order`);
+      const membership = decodeMembership(entry.data);
+      assert(typeof membership !== 'string',
+        () => `config entry ${entry.index}: ${String(membership)}`);
+      this.configs.push({ index: entry.index, membership });
+    }
+  }
+
+  /** Entries from `index` on were removed (Raft §5.3): their config entries no longer hold. */
+  truncateFrom(index: number): void {
+    while ((this.configs[this.configs.length - 1]?.index ?? 0) >= index) this.configs.pop();
+  }
+
+  /** The log now starts after `index` (compaction): what held there becomes the base. */
+  compact(index: number): void {
+    if (index <= this.baseIndex) return;
+    this.base = this.at(index);
+    this.baseIndex = index;
+    this.configs = this.configs.filter((c) => c.index > index);
+  }
+
+  /** An installed snapshot replaced the log. */
+  restore(index: number, membership: Membership): void {
+    this.base = membership;
+    this.baseIndex = index;
+    this.configs = [];
+  }
+}

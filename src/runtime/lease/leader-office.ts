@@ -1,0 +1,494 @@
+/**
+ * One term of leadership, as the lease tracker lives it: a deadline per lease on this leader's
+ * monotonic clock, keep-alives answered after a leadership confirmation, renewal marks and
+ * checkpoints proposed through the log, expired leases revoked through the log.
+ *
+ * An office is established by its first leadership confirmation: by then the new leader has
+ * committed an entry of its term, so every entry of earlier terms it will ever commit is applied
+ * (a new leader commits its whole log), and the deadlines come from that final state: a lease
+ * marked `renewing` restarts its full TTL from the election (a keep-alive may have been
+ * acknowledged since its checkpoint, before the election); any other counts on from where its
+ * latest grant or checkpoint reached this replica, never from the full TTL. Nothing is answered
+ * or proposed before. A closed office proposes nothing more and answers every waiting caller
+ * `not-leader`. docs/leases.md gives the rules and why they hold.
+ */
+import type {
+  KvApplyResult, KvLeaseExpiry, KvLeaseRemaining,
+} from '../../core/kv/index.js';
+import type { TimerHandle } from '../../ports/timer.js';
+import { DeadlineQueue } from './deadline-queue.js';
+import type { LeaseConfig } from './lease-config.js';
+import type {
+  LeaseAnswer, LeaseProposalOutcome, LeaseTrackerComponents,
+} from './types.js';
+
+interface Waiter {
+  readonly leaseId: number;
+  readonly kind: 'keep-alive' | 'time-to-live';
+  readonly done: (answer: LeaseAnswer) => void;
+}
+
+/** When a replica expects a lease to end, from its latest grant or checkpoint. */
+export interface Shadow {
+  /** Arrival (or, when unknown, apply) time + the remaining TTL recorded. Unit: ms. */
+  readonly atMs: number;
+  readonly arrivalKnown: boolean;
+}
+
+/** Keep-alives waiting for one `lease-renew` entry to apply. */
+interface RenewBatch {
+  readonly waiters: Waiter[];
+}
+
+/** Counters shared with the tracker (which outlives offices). */
+export interface OfficeCounters {
+  keepAlivesAnswered: number;
+  checkpointEntries: number;
+  renewEntries: number;
+  expireEntries: number;
+}
+
+export class LeaderOffice {
+  private readonly deadlines = new Map<number, number>();
+  private readonly queue = new DeadlineQueue();
+  /** Leases with an entry in `queue` (at most one each). */
+  private readonly queued = new Set<number>();
+  /** Past their deadline: keep-alives are refused, an expiry is or will be proposed. */
+  private readonly expiring = new Set<number>();
+  private expireQueue: number[] = [];
+  private expireInflight = false;
+  /** Leases in checkpoints proposed and not yet settled: their `renewing` mark will clear. */
+  private readonly checkpointing = new Map<number, number>();
+  /** Per lease, the renew batch proposed after its last checkpoint: new waiters may join it. */
+  private readonly renewJoinable = new Map<number, RenewBatch>();
+  private readonly renewBatches = new Set<RenewBatch>();
+  private renewBuffer: Waiter[] = [];
+  /** Callers that came before the office was established: taken again after it. */
+  private early: Waiter[] = [];
+  private readWaiting: Waiter[] = [];
+  private readBatch: Waiter[] | undefined;
+  private readTimer: TimerHandle | undefined;
+  private closed = false;
+  private established = false;
+  private expiryTimer: TimerHandle | undefined;
+  private expiryArmedAtMs = Infinity;
+  private checkpointTimer: TimerHandle | undefined;
+  private flushTimer: TimerHandle | undefined;
+  private retryTimer: TimerHandle | undefined;
+
+  constructor(
+    readonly term: number,
+    /** When this node took office, on its monotonic clock. */
+    readonly sinceMs: number,
+    private readonly config: LeaseConfig,
+    private readonly c: LeaseTrackerComponents,
+    private readonly counters: OfficeCounters,
+  ) {}
+
+  /** The leader's wall clock as log time (whole ms: the store accepts integers only). */
+  private logTimeMs(): number {
+    return Math.floor(this.c.clock.wallMs());
+  }
+
+  get trackedCount(): number {
+    return this.deadlines.size;
+  }
+
+  get expiringCount(): number {
+    return this.expiring.size;
+  }
+
+  /**
+   * Asks for the first confirmation (again after a failure), then establishes the office.
+   * `shadowOf(id)`: when the lease's latest grant or checkpoint reached this replica, plus its
+   * remaining TTL, and whether that arrival time is known (entries read back from disk at
+   * start have none: their apply time stands in, so it is capped at the election).
+   */
+  start(shadowOf: (leaseId: number) => Shadow | undefined): void {
+    if (this.closed) return;
+    this.c.confirmLeadership((confirmed) => {
+      if (this.closed) return;
+      if (!confirmed) {
+        this.retryTimer = this.c.timer.setTimer(this.config.retryDelayMs, () => {
+          this.retryTimer = undefined;
+          this.start(shadowOf);
+        });
+        return;
+      }
+      this.establish(shadowOf);
+    });
+  }
+
+  /**
+   * Deadlines from the log (see the module comment). An entry written before the election
+   * reached this replica before it too, so the election time + remaining TTL caps a shadow whose
+   * arrival is unknown; one written since (a grant of this term) counts from its arrival. Then
+   * the first checkpoint goes out at once, so a later leader does not restart the TTL of the
+   * `renewing` leases again.
+   */
+  private establish(shadowOf: (leaseId: number) => Shadow | undefined): void {
+    this.established = true;
+    for (const lease of this.c.leases.leases()) {
+      const fromLog = this.sinceMs + lease.remainingMs;
+      const shadow = shadowOf(lease.id);
+      const atMs = lease.renewing ? this.sinceMs + lease.ttlMs
+        : shadow === undefined ? fromLog
+          : shadow.arrivalKnown ? shadow.atMs : Math.min(shadow.atMs, fromLog);
+      this.setDeadline(lease.id, atMs);
+    }
+    this.checkpoint();
+    this.armCheckpoint(this.config.checkpointIntervalMs);
+    const early = this.early;
+    this.early = [];
+    for (const waiter of early) {
+      if (waiter.kind === 'keep-alive') this.keepAlive(waiter.leaseId, waiter.done);
+      else this.timeToLive(waiter.leaseId, waiter.done);
+    }
+  }
+
+  /** Leaves office: nothing more is proposed, every waiting caller hears `not-leader`. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const timer of [this.expiryTimer, this.checkpointTimer, this.flushTimer,
+      this.retryTimer, this.readTimer]) timer?.cancel();
+    const waiters = [...this.early, ...this.readWaiting, ...(this.readBatch ?? []),
+      ...this.renewBuffer];
+    this.early = [];
+    for (const batch of this.renewBatches) waiters.push(...batch.waiters);
+    this.readWaiting = [];
+    this.readBatch = undefined;
+    this.renewBuffer = [];
+    this.renewBatches.clear();
+    for (const waiter of waiters) waiter.done({ kind: 'not-leader' });
+  }
+
+  /** The leader's deadline minus now; undefined for an unknown or expiring lease. */
+  remainingMs(leaseId: number): number | undefined {
+    const atMs = this.deadlines.get(leaseId);
+    if (atMs === undefined || this.expiring.has(leaseId)) return undefined;
+    return Math.max(0, atMs - this.c.clock.monotonicMs());
+  }
+
+  /**
+   * A keep-alive: the deadline moves to now + TTL at once (so the lease cannot expire while
+   * the answer is prepared), and the answer waits for a leadership confirmation begun after
+   * it (and, when needed, a renewal mark in the log). Before the office is established the
+   * keep-alive waits, and is taken as if it arrived then (a later deadline: still safe).
+   */
+  keepAlive(leaseId: number, done: (answer: LeaseAnswer) => void): void {
+    if (!this.established) {
+      return void this.early.push({ leaseId, kind: 'keep-alive', done });
+    }
+    const lease = this.c.leases.lease(leaseId);
+    const nowMs = this.c.clock.monotonicMs();
+    const atMs = this.deadlines.get(leaseId);
+    if (atMs !== undefined && atMs <= nowMs) this.collectExpired(); // due: no resurrection
+    if (lease === undefined || this.expiring.has(leaseId)) {
+      return done({ kind: 'not-found', leaseId });
+    }
+    this.setDeadline(leaseId, nowMs + lease.ttlMs);
+    this.waitForRead({ leaseId, kind: 'keep-alive', done });
+  }
+
+  /** The remaining TTL, after a leadership confirmation (etcd PR #17642: no stale answer). */
+  timeToLive(leaseId: number, done: (answer: LeaseAnswer) => void): void {
+    if (!this.established) {
+      return void this.early.push({ leaseId, kind: 'time-to-live', done });
+    }
+    this.waitForRead({ leaseId, kind: 'time-to-live', done });
+  }
+
+  /**
+   * An applied entry. Before the office is established, `establish` reads the result from the
+   * state; after, only entries of this term are applied (all earlier ones came first), and of
+   * those only grants and ends matter here (checkpoints and renewals are our own doing).
+   */
+  onApplied(result: KvApplyResult): void {
+    if (!this.established) return;
+    switch (result.kind) {
+      case 'lease-grant':
+        this.setDeadline(result.leaseId, this.c.clock.monotonicMs() + result.ttlMs);
+        break;
+      case 'lease-revoke':
+        this.forget([result.leaseId]);
+        break;
+      case 'lease-expire':
+        this.forget(result.expired);
+        break;
+      default:
+        break;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Deadlines and expiry
+
+  /** Moves the deadline later (never earlier: a leader's promise only grows). */
+  private setDeadline(leaseId: number, atMs: number): void {
+    const current = this.deadlines.get(leaseId);
+    if (current !== undefined && current >= atMs) return;
+    this.deadlines.set(leaseId, atMs);
+    if (!this.queued.has(leaseId) && !this.expiring.has(leaseId)) {
+      this.queue.push(atMs, leaseId);
+      this.queued.add(leaseId);
+      this.armExpiry();
+    }
+  }
+
+  private forget(leaseIds: readonly number[]): void {
+    for (const leaseId of leaseIds) {
+      this.deadlines.delete(leaseId);
+      this.expiring.delete(leaseId);
+      this.checkpointing.delete(leaseId);
+      this.renewJoinable.delete(leaseId);
+    }
+  }
+
+  private armExpiry(): void {
+    const atMs = this.queue.peekMs();
+    if (this.closed || atMs === this.expiryArmedAtMs) return;
+    this.expiryTimer?.cancel();
+    this.expiryTimer = undefined;
+    this.expiryArmedAtMs = atMs;
+    if (!Number.isFinite(atMs)) return;
+    const delayMs = Math.max(0, atMs - this.c.clock.monotonicMs());
+    this.expiryTimer = this.c.timer.setTimer(delayMs, () => {
+      this.expiryTimer = undefined;
+      this.expiryArmedAtMs = Infinity;
+      this.collectExpired();
+    });
+  }
+
+  /** Leases whose deadline passed become `expiring`; stale queue entries are re-queued. */
+  private collectExpired(): void {
+    if (this.closed) return;
+    const nowMs = this.c.clock.monotonicMs();
+    while (this.queue.peekMs() <= nowMs) {
+      const item = this.queue.pop();
+      if (item === undefined) break;
+      this.queued.delete(item.leaseId);
+      const atMs = this.deadlines.get(item.leaseId);
+      if (atMs === undefined || this.expiring.has(item.leaseId)) continue;
+      if (atMs > nowMs) {
+        this.queue.push(atMs, item.leaseId);
+        this.queued.add(item.leaseId);
+        continue;
+      }
+      this.expiring.add(item.leaseId);
+      this.expireQueue.push(item.leaseId);
+    }
+    this.armExpiry();
+    this.startExpire();
+  }
+
+  /**
+   * One expiry entry at a time, each after a leadership confirmation: a deposed leader (one a
+   * majority no longer follows) never gets one, so it revokes nothing.
+   */
+  private startExpire(): void {
+    if (this.closed || this.expireInflight || this.expireQueue.length === 0) return;
+    this.expireInflight = true;
+    this.c.confirmLeadership((confirmed) => {
+      if (this.closed) return;
+      if (!confirmed) {
+        this.expireInflight = false;
+        return this.retryExpireLater();
+      }
+      const expiries = this.takeExpiries();
+      if (expiries.length === 0) {
+        this.expireInflight = false;
+        return this.startExpire();
+      }
+      this.counters.expireEntries += 1;
+      this.c.propose({ kind: 'lease-expire', nowMs: this.logTimeMs(), leases: expiries },
+        (outcome) => this.onExpireSettled(expiries, outcome));
+    });
+  }
+
+  /** Up to one entry's worth of expiring leases that still exist, with their renewals. */
+  private takeExpiries(): KvLeaseExpiry[] {
+    const expiries: KvLeaseExpiry[] = [];
+    for (const leaseId of this.expireQueue.splice(0, this.config.leasesPerEntryMax)) {
+      const lease = this.c.leases.lease(leaseId);
+      if (lease === undefined || !this.expiring.has(leaseId)) continue;
+      expiries.push({ leaseId, renewals: lease.renewals });
+    }
+    return expiries;
+  }
+
+  private onExpireSettled(expiries: readonly KvLeaseExpiry[],
+    outcome: LeaseProposalOutcome): void {
+    if (this.closed) return;
+    this.expireInflight = false;
+    if (outcome.kind === 'applied' && outcome.result.kind === 'lease-expire') {
+      // Kept: a renewal of ours applied after we looked (its callers heard `not-found`,
+      // since the lease was expiring); still expired, so decide again with the new count.
+      for (const leaseId of outcome.result.kept) {
+        if (this.expiring.has(leaseId)) this.expireQueue.push(leaseId);
+      }
+      return this.startExpire();
+    }
+    // Not applied, or refused by the store (a bug, logged by the host): try again later.
+    this.expireQueue.unshift(...expiries.map((e) => e.leaseId));
+    this.retryExpireLater();
+  }
+
+  private retryExpireLater(): void {
+    if (this.retryTimer !== undefined || this.closed) return;
+    this.retryTimer = this.c.timer.setTimer(this.config.retryDelayMs, () => {
+      this.retryTimer = undefined;
+      this.startExpire();
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Keep-alives: confirmation, then an answer or a renewal mark
+
+  /** Callers of one event-loop turn share a confirmation (started on a zero-delay timer). */
+  private waitForRead(waiter: Waiter): void {
+    this.readWaiting.push(waiter);
+    if (this.readTimer !== undefined || this.readBatch !== undefined) return;
+    this.readTimer = this.c.timer.setTimer(0, () => {
+      this.readTimer = undefined;
+      this.startRead();
+    });
+  }
+
+  /** One confirmation in flight; callers that arrive meanwhile wait for the next one. */
+  private startRead(): void {
+    if (this.closed || this.readBatch !== undefined || this.readWaiting.length === 0) return;
+    const batch = this.readWaiting;
+    this.readWaiting = [];
+    this.readBatch = batch;
+    this.c.confirmLeadership((confirmed) => {
+      if (this.closed || this.readBatch !== batch) return;
+      this.readBatch = undefined;
+      for (const waiter of batch) {
+        if (confirmed) this.afterConfirm(waiter);
+        else waiter.done({ kind: 'unavailable', reason: 'leadership not confirmed' });
+      }
+      this.startRead();
+    });
+  }
+
+  /**
+   * Confirmed leader, everything committed before applied. A keep-alive is answered now when
+   * the log already says `renewing` and no checkpoint of ours is about to clear it; otherwise
+   * it waits for a renewal mark proposed after every checkpoint we proposed.
+   */
+  private afterConfirm(waiter: Waiter): void {
+    const lease = this.c.leases.lease(waiter.leaseId);
+    if (lease === undefined || this.expiring.has(waiter.leaseId)) {
+      return waiter.done({ kind: 'not-found', leaseId: waiter.leaseId });
+    }
+    if (waiter.kind === 'time-to-live' || (lease.renewing
+      && !this.checkpointing.has(waiter.leaseId))) {
+      return this.answer(waiter);
+    }
+    const batch = this.renewJoinable.get(waiter.leaseId);
+    if (batch !== undefined) return void batch.waiters.push(waiter);
+    this.renewBuffer.push(waiter);
+    if (this.flushTimer === undefined) {
+      this.flushTimer = this.c.timer.setTimer(0, () => {
+        this.flushTimer = undefined;
+        this.flushRenewals();
+      });
+    }
+  }
+
+  private answer(waiter: Waiter): void {
+    const { leaseId } = waiter;
+    const lease = this.c.leases.lease(leaseId);
+    const remainingMs = this.remainingMs(leaseId);
+    if (lease === undefined || remainingMs === undefined || remainingMs <= 0) {
+      return waiter.done({ kind: 'not-found', leaseId });
+    }
+    if (waiter.kind === 'keep-alive') this.counters.keepAlivesAnswered += 1;
+    waiter.done({ kind: 'ok', leaseId, ttlMs: lease.ttlMs, remainingMs });
+  }
+
+  /** Proposes `lease-renew` for the buffered leases, one entry per leasesPerEntryMax. */
+  private flushRenewals(): void {
+    if (this.closed) return;
+    const waiters = new Map<number, Waiter[]>();
+    for (const waiter of this.renewBuffer) {
+      const list = waiters.get(waiter.leaseId) ?? [];
+      list.push(waiter);
+      waiters.set(waiter.leaseId, list);
+    }
+    this.renewBuffer = [];
+    const ids = [...waiters.keys()];
+    for (let at = 0; at < ids.length; at += this.config.leasesPerEntryMax) {
+      const chunk = ids.slice(at, at + this.config.leasesPerEntryMax);
+      const batch: RenewBatch = { waiters: chunk.flatMap((id) => waiters.get(id) ?? []) };
+      for (const id of chunk) this.renewJoinable.set(id, batch);
+      this.renewBatches.add(batch);
+      this.counters.renewEntries += 1;
+      this.c.propose({ kind: 'lease-renew', nowMs: this.logTimeMs(), leaseIds: chunk },
+        (outcome) => this.onRenewSettled(batch, chunk, outcome));
+    }
+  }
+
+  private onRenewSettled(batch: RenewBatch, leaseIds: readonly number[],
+    outcome: LeaseProposalOutcome): void {
+    if (this.closed) return;
+    this.renewBatches.delete(batch);
+    for (const id of leaseIds) {
+      if (this.renewJoinable.get(id) === batch) this.renewJoinable.delete(id);
+    }
+    const reason = outcome.kind !== 'applied' ? outcome.reason
+      : outcome.result.kind === 'error' ? JSON.stringify(outcome.result.error) : undefined;
+    for (const waiter of batch.waiters) {
+      if (reason === undefined) this.answer(waiter);
+      else waiter.done({ kind: 'unavailable', reason: `renewal not applied: ${reason}` });
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Checkpoints
+
+  private armCheckpoint(delayMs: number): void {
+    if (this.closed) return;
+    this.checkpointTimer = this.c.timer.setTimer(delayMs, () => {
+      this.checkpointTimer = undefined;
+      this.checkpoint();
+      this.armCheckpoint(this.config.checkpointIntervalMs);
+    });
+  }
+
+  /**
+   * Records the remaining TTL of every lease that is, or is about to be, marked `renewing`
+   * (the others' log record is still exact) and so clears the mark. Each remaining TTL
+   * includes every keep-alive received before now; later ones need a new mark.
+   */
+  private checkpoint(): void {
+    const nowMs = this.c.clock.monotonicMs();
+    const entries: KvLeaseRemaining[] = [];
+    for (const lease of this.c.leases.leases()) {
+      if (!lease.renewing && !this.renewJoinable.has(lease.id)) continue;
+      const atMs = this.deadlines.get(lease.id);
+      if (atMs === undefined || this.expiring.has(lease.id)) continue;
+      // Rounded up: a checkpoint may lengthen a lease by under a millisecond, never shorten it.
+      entries.push({ leaseId: lease.id, remainingMs: Math.ceil(Math.max(0, atMs - nowMs)) });
+    }
+    for (let at = 0; at < entries.length; at += this.config.leasesPerEntryMax) {
+      const chunk = entries.slice(at, at + this.config.leasesPerEntryMax);
+      for (const { leaseId } of chunk) {
+        this.checkpointing.set(leaseId, (this.checkpointing.get(leaseId) ?? 0) + 1);
+        this.renewJoinable.delete(leaseId);
+      }
+      this.counters.checkpointEntries += 1;
+      this.c.propose({ kind: 'lease-checkpoint', nowMs: this.logTimeMs(), leases: chunk },
+        () => this.onCheckpointSettled(chunk));
+    }
+  }
+
+  private onCheckpointSettled(chunk: readonly KvLeaseRemaining[]): void {
+    for (const { leaseId } of chunk) {
+      const count = (this.checkpointing.get(leaseId) ?? 0) - 1;
+      if (count > 0) this.checkpointing.set(leaseId, count);
+      else this.checkpointing.delete(leaseId);
+    }
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The lease tracker's configuration, and the checks that tie it to Raft's timing: the shortest
+ * TTL a grant may ask for, and the rule that a checkpoint interval is not shorter than a
+ * heartbeat (it would fill the log without tightening any bound).
+ */
+import type { ConfigProblem } from '../../core/config.js';
+import { leaseTtlMsMin, type LeaseTiming } from '../../core/kv/lease-timing.js';
+
+export interface LeaseConfig {
+  /**
+   * How often the leader records, through the log, the remaining TTL of every lease kept alive
+   * since the previous checkpoint (and clears its `renewing` mark). A later leader counts on
+   * from there instead of restarting the TTL, so a lease with no keep-alives ends within
+   * TTL + checkpointIntervalMs + 2 × electionTimeoutMsMax of its last keep-alive.
+   * Unit: ms. Default: 5000.
+   * Trade-off: each kept-alive lease costs about two small log records per interval (its
+   * checkpoint, then the renewal mark written by its next keep-alive); shorter tightens the
+   * upper bound. etcd checkpoints every 5 minutes, but its leaders restart the full TTL anyway.
+   */
+  readonly checkpointIntervalMs: number;
+  /**
+   * Most leases in one checkpoint, renewal or expiry entry; more go in several entries.
+   * Unit: leases. Default: 1000 (about 30 KiB per entry: well under Raft's 1 MiB message).
+   * Trade-off: larger entries commit more leases per round trip but delay the heartbeats and
+   * appends queued behind them. With one expiry entry in flight at a time this is also the
+   * expiry rate limit per commit round (etcd revokes at most 1000 leases a second).
+   */
+  readonly leasesPerEntryMax: number;
+  /**
+   * After a failed leadership confirmation or proposal (the cluster is between leaders or the
+   * leader is stepping down), wait this long before trying again. Unit: ms. Default: 100 (a LAN
+   * heartbeat interval).
+   */
+  readonly retryDelayMs: number;
+}
+
+export const LEASE_DEFAULTS: LeaseConfig = Object.freeze({
+  checkpointIntervalMs: 5000,
+  leasesPerEntryMax: 1000,
+  retryDelayMs: 100,
+});
+
+/** The Raft timing the lease rules depend on (fields of RaftTuning). */
+export interface LeaseRaftTiming {
+  readonly heartbeatIntervalMs: number;
+  readonly electionTimeoutMsMax: number;
+  /** ρ, Raft's `clockRateErrorMax`: the same bound for leases. */
+  readonly clockRateErrorMax: number;
+}
+
+/** Every rule `config` breaks under `raft`; empty when it is valid. */
+export function validateLeaseConfig(config: LeaseConfig, raft: LeaseRaftTiming): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const field of ['checkpointIntervalMs', 'leasesPerEntryMax', 'retryDelayMs'] as const) {
+    const value = config[field];
+    if (!Number.isSafeInteger(value) || value < 1) {
+      problems.push({ field, value, rule: 'must be an integer >= 1' });
+    }
+  }
+  const rho = raft.clockRateErrorMax;
+  if (!(rho >= 0 && rho <= 0.2)) {
+    problems.push({ field: 'clockRateErrorMax', value: rho,
+      rule: 'must be in [0, 0.2] for leases (the TTL minimum grows without bound near 0.5)' });
+  }
+  if (config.checkpointIntervalMs < raft.heartbeatIntervalMs) {
+    problems.push({ field: 'checkpointIntervalMs,heartbeatIntervalMs',
+      value: { checkpointIntervalMs: config.checkpointIntervalMs,
+        heartbeatIntervalMs: raft.heartbeatIntervalMs },
+      rule: 'checkpointIntervalMs must be at least heartbeatIntervalMs: a checkpoint takes a '
+        + 'commit round, and the bound gains nothing from more' });
+  }
+  return problems;
+}
+
+/** The timing behind the bounds, from the lease config and Raft's. */
+export function leaseTimingOf(config: LeaseConfig, raft: LeaseRaftTiming): LeaseTiming {
+  return { electionTimeoutMsMax: raft.electionTimeoutMsMax,
+    clockRateErrorMax: raft.clockRateErrorMax, checkpointIntervalMs: config.checkpointIntervalMs };
+}
+
+/**
+ * Why a grant of `ttlMs` is refused before it is proposed (undefined: accepted here; the store
+ * still checks the maximum). The message names the minimum and the formula behind it.
+ */
+export function leaseTtlProblem(ttlMs: number, timing: LeaseTiming): string | undefined {
+  if (!Number.isSafeInteger(ttlMs)) return 'ttlMs must be an integer (ms)';
+  const minMs = leaseTtlMsMin(timing);
+  if (ttlMs >= minMs) return undefined;
+  return `ttlMs must be at least ${minMs} ms (is ${ttlMs}): 2 × electionTimeoutMsMax `
+    + `(${timing.electionTimeoutMsMax} ms) / ((1 − ρ)/(1 + ρ) − 1/3) with ρ = `
+    + `${timing.clockRateErrorMax}, so that a lease kept alive every TTL/3 outlives a leader `
+    + 'change (docs/leases.md)';
+}

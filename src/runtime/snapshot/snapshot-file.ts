@@ -1,0 +1,145 @@
+/**
+ * The snapshot file format, version 1, and file names. All integers little-endian.
+ *
+ * ```
+ * magic:u32 ("CSNP")  version:u16  index:u64  term:u64
+ * voterCount:u16  voterCount × (bytes:u16 UTF-8)   learnerCount:u16  learnerCount × (same)
+ * dataBytes:u64  data   crc:u32 (CRC-32C of every byte before it)
+ * ```
+ *
+ * A file is named `snap-<index>-<term>.snap` (both zero-padded to 16 digits, so name order is
+ * index order); it is written as `<name>.tmp` and renamed once synced, so a file with the final
+ * name is complete unless the disk damaged it later, which the checksum catches. Decoding is
+ * total: any bytes give a snapshot or a reason, and no length is trusted before it is checked
+ * against the bytes present.
+ */
+import { assert } from '../../core/assert.js';
+import { crc32c } from '../../core/checksum.js';
+import type { LogIndex, NodeId, Term } from '../../core/ids.js';
+import type { Snapshot } from '../../core/raft/types.js';
+
+/** "CSNP" as a little-endian u32. */
+export const SNAPSHOT_MAGIC = 0x504e5343;
+export const SNAPSHOT_FORMAT_VERSION = 1;
+const NAME = /^snap-(\d{16})-(\d{16})\.snap$/;
+const TEMP_SUFFIX = '.tmp';
+const U64_LIMIT = 2 ** 53;
+
+export function snapshotFileName(index: LogIndex, term: Term): string {
+  return `snap-${String(index).padStart(16, '0')}-${String(term).padStart(16, '0')}.snap`;
+}
+
+/** The temporary name a snapshot is written under before its rename. */
+export function snapshotTempName(index: LogIndex, term: Term): string {
+  return snapshotFileName(index, term) + TEMP_SUFFIX;
+}
+
+/** (index, term) from a snapshot file name; undefined for any other name. */
+export function parseSnapshotFileName(name: string): { index: LogIndex; term: Term } | undefined {
+  const match = NAME.exec(name);
+  if (match === null) return undefined;
+  return { index: Number(match[1]) as LogIndex, term: Number(match[2]) as Term };
+}
+
+export function isSnapshotTempName(name: string): boolean {
+  return name.endsWith(TEMP_SUFFIX) && NAME.test(name.slice(0, -TEMP_SUFFIX.length));
+}
+
+export function encodeSnapshot(snapshot: Snapshot): Uint8Array {
+  const { meta, data } = snapshot;
+  const encoder = new TextEncoder();
+  const voters = meta.membership.voters.map((v) => encoder.encode(v));
+  const learners = meta.membership.learners.map((v) => encoder.encode(v));
+  const idBytes = [...voters, ...learners].reduce((sum, id) => sum + 2 + id.length, 0);
+  const size = 4 + 2 + 8 + 8 + 2 + 2 + idBytes + 8 + data.length + 4;
+  const bytes = new Uint8Array(size);
+  const view = new DataView(bytes.buffer);
+  let at = 0;
+  const u16 = (x: number): void => {
+    assert(x <= 0xffff, () => `snapshot field ${x} exceeds 16 bits`);
+    view.setUint16(at, x, true);
+    at += 2;
+  };
+  const u64 = (x: number): void => {
+    assert(Number.isSafeInteger(x) && x >= 0, () => `snapshot u64 field out of range: ${x}`);
+    view.setUint32(at, x % 0x1_0000_0000, true);
+    view.setUint32(at + 4, Math.floor(x / 0x1_0000_0000), true);
+    at += 8;
+  };
+  const ids = (list: readonly Uint8Array[]): void => {
+    u16(list.length);
+    for (const id of list) {
+      u16(id.length);
+      bytes.set(id, at);
+      at += id.length;
+    }
+  };
+  view.setUint32(at, SNAPSHOT_MAGIC, true);
+  at += 4;
+  u16(SNAPSHOT_FORMAT_VERSION);
+  u64(meta.index);
+  u64(meta.term);
+  ids(voters);
+  ids(learners);
+  u64(data.length);
+  bytes.set(data, at);
+  at += data.length;
+  view.setUint32(at, crc32c(bytes, 0, at), true);
+  assert(at + 4 === size, () => `snapshot encoding wrote ${at + 4} of ${size} bytes`);
+  return bytes;
+}
+
+/** The snapshot in `bytes`, or the reason they are not one. */
+export function decodeSnapshot(bytes: Uint8Array): Snapshot | string {
+  if (bytes.length < 4 + 2 + 8 + 8 + 2 + 2 + 8 + 4) return `only ${bytes.length} bytes`;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const body = bytes.length - 4;
+  const stored = view.getUint32(body, true);
+  if (crc32c(bytes, 0, body) !== stored) return 'checksum mismatch';
+  if (view.getUint32(0, true) !== SNAPSHOT_MAGIC) return 'not a snapshot file (magic)';
+  const version = view.getUint16(4, true);
+  if (version !== SNAPSHOT_FORMAT_VERSION) return `format version ${version} is not supported`;
+  let at = 6;
+  const fail = (why: string): never => {
+    throw new Error(why);
+  };
+  const need = (n: number): number => {
+    if (at + n > body) fail(`cut short at byte ${at}`);
+    const here = at;
+    at += n;
+    return here;
+  };
+  const u16 = (): number => view.getUint16(need(2), true);
+  const u64 = (): number => {
+    const here = need(8);
+    const high = view.getUint32(here + 4, true);
+    if (high >= U64_LIMIT / 0x1_0000_0000) fail(`u64 at byte ${here} exceeds 2^53 - 1`);
+    return high * 0x1_0000_0000 + view.getUint32(here, true);
+  };
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const ids = (): NodeId[] => {
+    const count = u16();
+    const out: NodeId[] = [];
+    for (let i = 0; i < count; i++) {
+      const length = u16();
+      const id = decoder.decode(bytes.subarray(need(length), at));
+      if (id.length === 0) fail('empty node id');
+      out.push(id as NodeId);
+    }
+    return out;
+  };
+  try {
+    const index = u64() as LogIndex;
+    const term = u64() as Term;
+    const voters = ids();
+    const learners = ids();
+    const dataBytes = u64();
+    if (at + dataBytes !== body) fail(`data of ${dataBytes} bytes does not end at the checksum`);
+    const data = bytes.slice(need(dataBytes), at);
+    if (index < 1 || term < 1) fail(`index ${index} / term ${term} must be above 0`);
+    if (voters.length === 0) fail('no voters');
+    return { meta: { index, term, membership: { voters, learners } }, data };
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}

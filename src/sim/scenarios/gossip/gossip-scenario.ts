@@ -1,0 +1,318 @@
+/**
+ * Scenario `gossip`: N members run the real SWIM runtime (Lifeguard on or off) over the
+ * simulated network, with the emergent leader on top. Each seed scripts the three leader
+ * events (the coordinator crashes, a partition that puts the coordinator in the minority heals,
+ * the coordinator leaves gracefully), random member crashes, and the swarm faults it drew
+ * (see gossip-plan.ts); the checkers are in gossip-checks.ts and the figures in
+ * gossip-summary.ts. With `--lifeguard both` each seed runs twice on the very same script, so
+ * the two settings are compared fault for fault.
+ */
+import { AssertionError } from '../../../core/assert.js';
+import type { NodeId } from '../../../core/ids.js';
+import type { SwimConfig, SwimMessage } from '../../../core/swim/index.js';
+import { Prng } from '../../prng.js';
+import type { Scenario, ScenarioOptions, SeedResult } from '../../scenario.js';
+import { Scheduler } from '../../scheduler.js';
+import { NETWORK_FAULTS_NONE, SimNetwork } from '../../sim-network.js';
+import { TraceHash } from '../../trace-hash.js';
+import {
+  GossipChecks, type AgreementSample, type CrashSample, type FalseDeadCounts,
+} from './gossip-checks.js';
+import {
+  drawGossipPlan, type FaultAction, type GossipPlan, type SwarmKind,
+} from './gossip-plan.js';
+import {
+  GOSSIP_FLAGS, gossipConfig, gossipSettings, type GossipSettings, type GossipTestOverrides,
+} from './gossip-settings.js';
+import { summarizeGossip } from './gossip-summary.js';
+import { GossipWorld } from './gossip-world.js';
+
+export interface GossipRunFigures {
+  readonly lifeguard: boolean;
+  readonly traceHash: string;
+  readonly events: number;
+  /** Virtual time the run took (phases end as soon as the cluster has converged). Unit: ms. */
+  readonly simulatedMs: number;
+  readonly crashes: readonly CrashSample[];
+  readonly agreements: readonly AgreementSample[];
+  readonly falseDead: FalseDeadCounts;
+  /** Sum over members of the time their process was up. Unit: hours. */
+  readonly memberHours: number;
+  readonly messages: number;
+  /** By `estimateSwimMessageBytes`. Unit: bytes. */
+  readonly bytes: number;
+  readonly invalidMessages: number;
+  readonly refutations: number;
+  readonly rejoins: number;
+}
+
+export interface GossipFigures {
+  readonly members: number;
+  readonly lossRate: number;
+  readonly kinds: readonly SwarmKind[];
+  readonly runs: readonly GossipRunFigures[];
+}
+
+export const gossipScenario: Scenario<GossipFigures> = {
+  name: 'gossip',
+  summary: 'SWIM membership with Lifeguard and the emergent leader: crash detection, false '
+    + 'deaths, load, and leader agreement after a coordinator crash, a heal and a leave',
+  flags: GOSSIP_FLAGS,
+  runSeed: (seed, options) => runGossipSeed(seed, options),
+  summarize: summarizeGossip,
+};
+
+export function runGossipSeed(
+  seed: number, options: ScenarioOptions, overrides: GossipTestOverrides = {},
+): SeedResult<GossipFigures> {
+  const settings = gossipSettings(options);
+  const root = new Prng(seed);
+  const plan = drawGossipPlan(root.fork(), settings.members, gossipConfig(settings, true),
+    settings.lossRate, settings.durationMs);
+  const runSeedValue = root.nextUint32();
+  const runs = settings.lifeguardRuns.map((lifeguard) =>
+    runOnce(runSeedValue, plan, settings, lifeguard, overrides));
+  const trace = new TraceHash();
+  for (const run of runs) trace.mixString(run.figures.traceHash);
+  const many = runs.length > 1;
+  return {
+    seed,
+    traceHash: many ? trace.digest() : (runs[0]?.figures.traceHash ?? trace.digest()),
+    violations: runs.flatMap((run) => run.violations),
+    figures: {
+      members: settings.members, lossRate: plan.lossRate, kinds: plan.kinds,
+      runs: runs.map((run) => run.figures),
+    },
+    simulatedMs: runs.reduce((sum, run) => sum + run.figures.simulatedMs, 0),
+    events: runs.reduce((sum, run) => sum + run.figures.events, 0),
+    drawn: {
+      lossRate: plan.lossRate, kinds: plan.kinds, minority: plan.minority.length + 1,
+      faults: plan.segments[0].length + plan.segments[1].length,
+      badLinks: plan.badLinks.length,
+    },
+  };
+}
+
+interface RunOutcome {
+  readonly figures: GossipRunFigures;
+  readonly violations: SeedResult<GossipFigures>['violations'];
+}
+
+function runOnce(
+  seed: number, plan: GossipPlan, settings: GossipSettings, lifeguard: boolean,
+  overrides: GossipTestOverrides,
+): RunOutcome {
+  const prng = new Prng(seed);
+  const scheduler = new Scheduler();
+  const trace = new TraceHash();
+  const network = new SimNetwork<SwimMessage>(scheduler, prng.fork(), trace, {
+    faults: { ...NETWORK_FAULTS_NONE, lossRate: plan.lossRate },
+    // Cheap on purpose: time, sender and receiver are mixed in as well, and any divergence
+    // shows in them within a few messages. Bytes come from the members' own counters.
+    describe: (message) => message.kind,
+    sizeBytes: () => 0,
+  });
+  for (const { member, lossRateExtra } of plan.badLinks) {
+    for (const other of plan.ids) {
+      if (other === member) continue;
+      network.setLinkQuality(member, other, { lossRateExtra, latencyMsMeanExtra: 0 });
+      network.setLinkQuality(other, member, { lossRateExtra, latencyMsMeanExtra: 0 });
+    }
+  }
+  const config: SwimConfig = { ...gossipConfig(settings, lifeguard), ...overrides.config };
+  const world = new GossipWorld(scheduler, network, prng.fork(), {
+    ids: plan.ids, seedIds: plan.protectedIds, config,
+    joinSpreadMs: plan.timeline.joinSpreadMs,
+    drift: new Map(plan.drift.map((d) => [d.member, d.driftRate])),
+  });
+  const label = settings.lifeguardRuns.length > 1 ? `lifeguard ${lifeguard ? 'on' : 'off'}: ` : '';
+  const checks = new GossipChecks({
+    world, scheduler, timeline: plan.timeline, label,
+    lossless: plan.lossRate === 0 && plan.badLinks.length === 0,
+  });
+  let finished = false;
+  world.start(checks);
+  script(plan, world, checks, network, scheduler, () => {
+    finished = true;
+  });
+  const stopAtViolation = overrides.stopAtFirstViolation === true;
+  const limitMs = Math.min(plan.timeline.limitMs, overrides.cutAtMs ?? Infinity);
+  try {
+    scheduler.runUntil(limitMs,
+      () => finished || (stopAtViolation && checks.violations.length > 0));
+  } catch (error) {
+    // The simulator reports a programmer error with its seed instead of dying (STYLE.md).
+    if (!(error instanceof AssertionError)) throw error;
+    checks.violations.push({
+      checker: 'assertion', atMs: scheduler.nowMs, message: `${label}${error.message}`,
+    });
+  }
+  if (!finished && overrides.cutAtMs === undefined && checks.violations.length === 0) {
+    checks.violations.push({
+      checker: 'script', atMs: scheduler.nowMs,
+      message: `${label}the script did not finish by ${limitMs} ms (the sum of its bounds)`,
+    });
+  }
+  checks.finishAll();
+  world.harvestAll();
+  const t = world.totals;
+  return {
+    violations: checks.violations,
+    figures: {
+      lifeguard, traceHash: trace.digest(), events: scheduler.eventsRun,
+      simulatedMs: scheduler.nowMs,
+      crashes: checks.crashes, agreements: checks.agreements, falseDead: checks.falseDead,
+      memberHours: t.upMs / 3_600_000, messages: t.messages, bytes: t.bytes,
+      invalidMessages: t.invalidMessages, refutations: t.refutations, rejoins: checks.rejoins,
+    },
+  };
+}
+
+/** Runs the phases of `plan` one after the other (see gossip-plan.ts), then `finished`. */
+function script(
+  plan: GossipPlan, world: GossipWorld, checks: GossipChecks,
+  network: SimNetwork<SwimMessage>, scheduler: Scheduler, finished: () => void,
+): void {
+  const t = plan.timeline;
+  const later = (delayMs: number, run: () => void): void => {
+    scheduler.schedule(delayMs, run);
+  };
+  const restart = (id: NodeId): void => {
+    if (world.isUp(id)) return;
+    checks.onRestart(id);
+    world.restart(id);
+  };
+  /** The leader everyone names; the oldest protected member still a member otherwise. */
+  const coordinator = (): NodeId => world.agreement.unanimous()?.leader
+    ?? plan.protectedIds.find((id) => world.isMember(id)) ?? (plan.ids[0] as NodeId);
+  const faults = new FaultInjector(plan, world, checks, network, scheduler);
+
+  const coordinatorCrash = (): void => {
+    const id = coordinator();
+    world.crash(id);
+    checks.onCrash(id, true);
+    checks.watchAgreement('coordinator-crash', t.agreementBoundMs, () => {
+      restart(id);
+      faults.segment(0, partition);
+    });
+  };
+  const partition = (): void => {
+    const minority = new Set(plan.minority);
+    minority.add(coordinator());
+    network.partition([[...minority], plan.ids.filter((id) => !minority.has(id))]);
+    const fromMs = scheduler.nowMs;
+    checks.notePartition(fromMs, fromMs + t.partitionMs + t.healAgreementBoundMs);
+    later(t.partitionMs, () => {
+      network.heal();
+      checks.watchAgreement('partition-heal', t.healAgreementBoundMs,
+        () => faults.segment(1, coordinatorLeave));
+    });
+  };
+  const coordinatorLeave = (): void => {
+    world.leave(coordinator(), t.leaveLingerMs);
+    checks.watchAgreement('coordinator-leave', t.agreementBoundMs, finished);
+  };
+  later(t.joinSpreadMs, () => {
+    checks.watchAgreement('warm-up', t.agreementBoundMs, coordinatorCrash);
+  });
+}
+
+/** Plays a fault segment of the plan, then waits for the cluster to converge again. */
+class FaultInjector {
+  private crashesDown = 0;
+  private spanOver = false;
+
+  constructor(
+    private readonly plan: GossipPlan,
+    private readonly world: GossipWorld,
+    private readonly checks: GossipChecks,
+    private readonly network: SimNetwork<SwimMessage>,
+    private readonly scheduler: Scheduler,
+  ) {}
+
+  /** Injects segment `index`; `next` runs once its faults are over and the cluster converged. */
+  segment(index: 0 | 1, next: () => void): void {
+    const t = this.plan.timeline;
+    this.crashesDown = 0;
+    this.spanOver = false;
+    const whenQuiet = (): void => {
+      if (!this.spanOver || this.crashesDown > 0) return;
+      this.checks.watchAgreement('faults', t.agreementBoundMs, next);
+    };
+    for (const fault of this.plan.segments[index]) {
+      this.scheduler.schedule(fault.atMs, () => this.inject(fault, whenQuiet));
+    }
+    this.scheduler.schedule(t.faultSpanMs, () => {
+      this.spanOver = true;
+      whenQuiet();
+    });
+  }
+
+  private inject(fault: FaultAction, whenQuiet: () => void): void {
+    const { world, checks, scheduler } = this;
+    switch (fault.kind) {
+      case 'crash': {
+        const id = fault.member;
+        if (!world.isUp(id)) return;
+        world.crash(id);
+        this.crashesDown++;
+        // Restarted (a fresh process joins again) once everyone holds it dead.
+        checks.onCrash(id, false, () => scheduler.schedule(
+          this.plan.timeline.restartAfterDeadMs, () => {
+            checks.onRestart(id);
+            world.restart(id);
+            this.crashesDown--;
+            whenQuiet();
+          }));
+        return;
+      }
+      case 'bounce':
+        if (!world.isUp(fault.member)) return;
+        world.crash(fault.member);
+        scheduler.schedule(20, () => world.restart(fault.member));
+        return;
+      case 'pause':
+        world.pause(fault.member, fault.durationMs);
+        this.disturbed(fault.durationMs);
+        return;
+      case 'slow':
+        world.setInboundDelay(fault.member, fault.inboundDelayMs);
+        this.disturbed(fault.durationMs);
+        scheduler.schedule(fault.durationMs, () => world.setInboundDelay(fault.member, 0));
+        return;
+      case 'loss-burst':
+      case 'latency-spike':
+        this.networkFault(fault);
+        return;
+      default: {
+        const never: never = fault;
+        return never;
+      }
+    }
+  }
+
+  private disturbed(durationMs: number): void {
+    const nowMs = this.scheduler.nowMs;
+    this.checks.noteDisturbance(nowMs, nowMs + durationMs);
+  }
+
+  private networkFault(
+    fault: Extract<FaultAction, { kind: 'loss-burst' | 'latency-spike' }>,
+  ): void {
+    const network = this.network;
+    const base = network.currentFaults;
+    if (fault.kind === 'loss-burst') {
+      network.setFaults({ ...base, lossRate: Math.max(base.lossRate, fault.lossRate) });
+    } else {
+      const extraMs = fault.latencyMsExtra;
+      network.setFaults({
+        ...base,
+        latencyMsMin: base.latencyMsMin + extraMs / 2,
+        latencyMsMeanExtra: base.latencyMsMeanExtra + extraMs / 2,
+        latencyMsMax: base.latencyMsMax + 2 * extraMs,
+      });
+    }
+    this.disturbed(fault.durationMs);
+    this.scheduler.schedule(fault.durationMs, () => network.setFaults(base));
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * The gossip scenario's flags and the settings they give: cluster size, base loss, Lifeguard
+ * on, off or both, the split-brain strategy and the SWIM profile, plus test-only overrides.
+ */
+import { assert } from '../../../core/assert.js';
+import {
+  SPLIT_BRAIN_STRATEGIES, SWIM_DEFAULTS_LAN, SWIM_DEFAULTS_LOCAL, type SplitBrainStrategy,
+  type SwimConfig,
+} from '../../../core/swim/index.js';
+import type { ScenarioFlag, ScenarioOptions } from '../../scenario.js';
+
+export const GOSSIP_MEMBERS_MAX = 5000;
+export const LIFEGUARD_CHOICES = ['on', 'off', 'both'] as const;
+export const PROFILE_CHOICES = ['local', 'lan'] as const;
+export type GossipProfile = (typeof PROFILE_CHOICES)[number];
+
+export const GOSSIP_FLAGS: readonly ScenarioFlag[] = [
+  {
+    name: 'members', kind: 'integer', defaultValue: 50, min: 8, max: GOSSIP_MEMBERS_MAX,
+    description: 'cluster size (members n1..nN; n1 bootstraps, the others join through it)',
+  },
+  {
+    name: 'loss', kind: 'number', min: 0, max: 0.9, defaultValue: undefined,
+    description: 'base packet loss rate (default: drawn per seed, 0 for half the seeds)',
+  },
+  {
+    name: 'duration-s', kind: 'number', min: 1, max: 86_400, defaultValue: undefined,
+    description: 'simulated seconds per seed (default and minimum: what the script needs)',
+  },
+  {
+    name: 'lifeguard', kind: 'string', defaultValue: 'on', choices: LIFEGUARD_CHOICES,
+    description: 'Lifeguard refinements: on, off, or both (each seed twice, same faults)',
+  },
+  {
+    name: 'strategy', kind: 'string', defaultValue: 'keep-majority',
+    choices: SPLIT_BRAIN_STRATEGIES,
+    description: 'split-brain strategy of the emergent leader',
+  },
+  {
+    name: 'profile', kind: 'string', defaultValue: 'local', choices: PROFILE_CHOICES,
+    description: 'SWIM timing profile: local (200 ms probes) or lan (memberlist, 1 s probes)',
+  },
+];
+
+export interface GossipSettings {
+  readonly members: number;
+  /** Base loss on every message; undefined: drawn per seed. Unit: ratio. */
+  readonly lossRate: number | undefined;
+  /** Requested simulated time; the script stretches its fault segments to fill it. Unit: ms. */
+  readonly durationMs: number | undefined;
+  /** The Lifeguard settings to run each seed with, in order. */
+  readonly lifeguardRuns: readonly boolean[];
+  readonly strategy: SplitBrainStrategy;
+  readonly profile: GossipProfile;
+}
+
+/** Test-only knobs: to prove that the checkers bite, and to keep tests short. */
+export interface GossipTestOverrides {
+  /** Merged into every member's config (the script keeps the unmodified timing). */
+  readonly config?: Partial<SwimConfig>;
+  /** Stops a run at its first violation (a bite test needs only one). */
+  readonly stopAtFirstViolation?: boolean;
+  /** Cuts the run short at this virtual time, skipping the end-of-run check (profiling). */
+  readonly cutAtMs?: number;
+}
+
+export function gossipSettings(options: ScenarioOptions): GossipSettings {
+  const members = options['members'];
+  assert(typeof members === 'number' && Number.isInteger(members) && members >= 8
+    && members <= GOSSIP_MEMBERS_MAX,
+  () => `members must be an integer in [8, ${GOSSIP_MEMBERS_MAX}]: ${String(members)}`);
+  const loss = options['loss'];
+  assert(loss === undefined || (typeof loss === 'number' && loss >= 0 && loss < 1),
+    () => `loss must be in [0, 1): ${String(loss)}`);
+  const durationS = options['duration-s'];
+  assert(durationS === undefined || (typeof durationS === 'number' && durationS > 0),
+    () => `duration-s must be > 0: ${String(durationS)}`);
+  const lifeguard = options['lifeguard'] ?? 'on';
+  assert(LIFEGUARD_CHOICES.includes(lifeguard as never), () => `lifeguard: ${String(lifeguard)}`);
+  const strategy = options['strategy'] ?? 'keep-majority';
+  assert(SPLIT_BRAIN_STRATEGIES.includes(strategy as SplitBrainStrategy),
+    () => `strategy: ${String(strategy)}`);
+  const profile = options['profile'] ?? 'local';
+  assert(PROFILE_CHOICES.includes(profile as GossipProfile), () => `profile: ${String(profile)}`);
+  return {
+    members,
+    lossRate: loss,
+    durationMs: durationS === undefined ? undefined : durationS * 1000,
+    lifeguardRuns: lifeguard === 'both' ? [true, false] : [lifeguard === 'on'],
+    strategy: strategy as SplitBrainStrategy,
+    profile: profile as GossipProfile,
+  };
+}
+
+/** The members' config for one run (Lifeguard on or off), before test overrides. */
+export function gossipConfig(settings: GossipSettings, lifeguard: boolean): SwimConfig {
+  const base = settings.profile === 'lan' ? SWIM_DEFAULTS_LAN : SWIM_DEFAULTS_LOCAL;
+  return {
+    ...base,
+    lifeguard,
+    splitBrainStrategy: settings.strategy,
+    // More than half of the full cluster: two sides of a split can never both reach it.
+    staticQuorumSize: settings.strategy === 'static-quorum'
+      ? Math.floor(settings.members / 2) + 1 : 0,
+  };
+}

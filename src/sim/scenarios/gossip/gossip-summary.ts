@@ -1,0 +1,165 @@
+/**
+ * The gossip scenario's report over all seeds, per Lifeguard setting: crash detection and
+ * dissemination times, false death verdicts per 100 member-hours, load per member, and the
+ * time for every member to agree on the emergent leader after each scripted event; with both
+ * settings run, a closing line compares them fault for fault.
+ */
+import type { ScenarioOptions, SeedResult, SummaryReport } from '../../scenario.js';
+import { formatNumber, quantile } from '../../stats.js';
+import type { LeaderEventKind } from './gossip-checks.js';
+import type { GossipFigures, GossipRunFigures } from './gossip-scenario.js';
+import { gossipSettings } from './gossip-settings.js';
+
+const LEADER_EVENTS: readonly { kind: LeaderEventKind; label: string }[] = [
+  { kind: 'coordinator-crash', label: 'after the coordinator crashes' },
+  { kind: 'partition-heal', label: 'after the partition heals' },
+  { kind: 'coordinator-leave', label: 'after the coordinator leaves' },
+];
+
+interface Percentiles {
+  readonly p50: number | undefined;
+  readonly p99: number | undefined;
+  readonly count: number;
+}
+
+interface LifeguardSummary {
+  readonly lifeguard: boolean;
+  readonly memberHours: number;
+  readonly crashes: number;
+  readonly crashesIncomplete: number;
+  readonly firstSuspicionMs: Percentiles;
+  readonly firstDeadMs: Percentiles;
+  readonly everyoneDeadMs: Percentiles;
+  readonly perMemberDeadMs: Percentiles;
+  readonly falseDeadViews: number;
+  readonly falseDeadDeclarations: number;
+  readonly falseDeadIncidents: number;
+  readonly falseDeadViewsPer100MemberHours: number;
+  readonly falseDeadDeclarationsPer100MemberHours: number;
+  readonly falseDeadIncidentsPer100MemberHours: number;
+  readonly partitionVerdicts: number;
+  readonly messagesPerMemberPerS: number;
+  readonly bytesPerMemberPerS: number;
+  readonly invalidMessages: number;
+  readonly refutations: number;
+  readonly rejoins: number;
+  readonly leaderAgreementMs: Readonly<Record<string, {
+    readonly first: Percentiles; readonly settled: Percentiles; readonly missed: number;
+  }>>;
+}
+
+export function summarizeGossip(
+  results: readonly SeedResult<GossipFigures>[], options: ScenarioOptions,
+): SummaryReport {
+  const settings = gossipSettings(options);
+  const summaries = settings.lifeguardRuns.map((lifeguard) => summarizeRuns(lifeguard,
+    results.flatMap((r) => r.figures.runs.filter((run) => run.lifeguard === lifeguard))));
+  const runs = results.flatMap((r) => r.figures.runs);
+  const simulatedS = runs.reduce((s, r) => s + r.simulatedMs / 1000, 0) / Math.max(1, runs.length);
+  const losses = [...new Set(results.map((r) => formatNumber(r.figures.lossRate, 4)))];
+  const lines = [
+    `gossip: ${settings.members} members, ${settings.strategy}, profile ${settings.profile}, `
+      + `loss ${losses.join('/')}; ${results.length} seeds, ${formatNumber(simulatedS, 0)} `
+      + 'simulated s per run on average',
+  ];
+  for (const s of summaries) lines.push(...summaryLines(s));
+  const on = summaries.find((s) => s.lifeguard);
+  const off = summaries.find((s) => !s.lifeguard);
+  if (on !== undefined && off !== undefined) lines.push(comparisonLine(on, off));
+  return { lines, data: { members: settings.members, summaries }, violations: [] };
+}
+
+function summarizeRuns(lifeguard: boolean, runs: readonly GossipRunFigures[]): LifeguardSummary {
+  const memberHours = runs.reduce((s, r) => s + r.memberHours, 0);
+  const memberSeconds = memberHours * 3600;
+  const crashes = runs.flatMap((r) => r.crashes);
+  const defined = (values: (number | undefined)[]): number[] =>
+    values.filter((v): v is number => v !== undefined);
+  const per100 = (count: number): number => (memberHours > 0 ? (100 * count) / memberHours : 0);
+  const sum = (pick: (r: GossipRunFigures) => number): number =>
+    runs.reduce((s, r) => s + pick(r), 0);
+  const views = sum((r) => r.falseDead.views);
+  const declarations = sum((r) => r.falseDead.declarations);
+  const incidents = sum((r) => r.falseDead.incidents);
+  const leaderAgreementMs: Record<string, LifeguardSummary['leaderAgreementMs'][string]> = {};
+  for (const { kind } of LEADER_EVENTS) {
+    const samples = runs.flatMap((r) => r.agreements.filter((a) => a.kind === kind));
+    leaderAgreementMs[kind] = {
+      first: percentiles(defined(samples.map((a) => a.firstMs))),
+      settled: percentiles(defined(samples.map((a) => a.settledMs))),
+      missed: samples.filter((a) => a.settledMs === undefined).length,
+    };
+  }
+  return {
+    lifeguard, memberHours,
+    crashes: crashes.length,
+    crashesIncomplete: crashes.filter((c) => c.fullMs === undefined).length,
+    firstSuspicionMs: percentiles(defined(crashes.map((c) => c.firstSuspectMs))),
+    firstDeadMs: percentiles(defined(crashes.map((c) => c.firstDeadMs))),
+    everyoneDeadMs: percentiles(defined(crashes.map((c) => c.fullMs))),
+    perMemberDeadMs: percentiles(crashes.flatMap((c) => c.learnMs)),
+    falseDeadViews: views, falseDeadDeclarations: declarations, falseDeadIncidents: incidents,
+    falseDeadViewsPer100MemberHours: per100(views),
+    falseDeadDeclarationsPer100MemberHours: per100(declarations),
+    falseDeadIncidentsPer100MemberHours: per100(incidents),
+    partitionVerdicts: sum((r) => r.falseDead.partitionViews),
+    messagesPerMemberPerS: memberSeconds > 0 ? sum((r) => r.messages) / memberSeconds : 0,
+    bytesPerMemberPerS: memberSeconds > 0 ? sum((r) => r.bytes) / memberSeconds : 0,
+    invalidMessages: sum((r) => r.invalidMessages),
+    refutations: sum((r) => r.refutations),
+    rejoins: sum((r) => r.rejoins),
+    leaderAgreementMs,
+  };
+}
+
+function summaryLines(s: LifeguardSummary): string[] {
+  const agreement = LEADER_EVENTS.map(({ kind, label }) => {
+    const a = s.leaderAgreementMs[kind];
+    if (a === undefined) return `  ${label}: -`;
+    const missed = a.missed > 0 ? `, NOT within the bound in ${a.missed}` : '';
+    return `  ${label}: p50 ${seconds(a.settled.p50)}, p99 ${seconds(a.settled.p99)} `
+      + `(first agreement p50 ${seconds(a.first.p50)}; ${a.settled.count} samples${missed})`;
+  });
+  return [
+    `lifeguard ${s.lifeguard ? 'on' : 'off'}: ${formatNumber(s.memberHours, 2)} member-hours`,
+    `  crashed member (${s.crashes} crashes, ${s.crashesIncomplete} restarted or ended before `
+      + `everyone knew): first suspicion p50 ${seconds(s.firstSuspicionMs.p50)}, p99 `
+      + `${seconds(s.firstSuspicionMs.p99)}; first 'dead' p50 ${seconds(s.firstDeadMs.p50)}, p99 `
+      + `${seconds(s.firstDeadMs.p99)}; everyone holds it dead p50 `
+      + `${seconds(s.everyoneDeadMs.p50)}, p99 ${seconds(s.everyoneDeadMs.p99)} (per member p50 `
+      + `${seconds(s.perMemberDeadMs.p50)}, p99 ${seconds(s.perMemberDeadMs.p99)})`,
+    "  false 'dead' per 100 member-hours: "
+      + `${formatNumber(s.falseDeadDeclarationsPer100MemberHours)} declarations (own suspicion `
+      + `timed out), ${formatNumber(s.falseDeadIncidentsPer100MemberHours)} lives wrongly ended, `
+      + `${formatNumber(s.falseDeadViewsPer100MemberHours)} member views `
+      + `(${s.falseDeadDeclarations} / ${s.falseDeadIncidents} / ${s.falseDeadViews}; `
+      + `${s.refutations} refutations; ${s.partitionVerdicts} verdicts across the partition)`,
+    `  load: ${formatNumber(s.messagesPerMemberPerS, 1)} messages and `
+      + `${formatNumber(s.bytesPerMemberPerS, 0)} bytes per member per second; `
+      + `${s.invalidMessages} invalid messages dropped; ${s.rejoins} rejoins after the heal`,
+    '  every member names the same leader',
+    ...agreement,
+  ];
+}
+
+function comparisonLine(on: LifeguardSummary, off: LifeguardSummary): string {
+  const ratio = (a: number, b: number): string =>
+    (a === 0 ? (b === 0 ? 'both zero' : `${b} vs none`) : `${formatNumber(b / a, 1)}× fewer`);
+  return `Lifeguard on vs off, same faults: false 'dead' declarations `
+    + `${formatNumber(on.falseDeadDeclarationsPer100MemberHours)} vs `
+    + `${formatNumber(off.falseDeadDeclarationsPer100MemberHours)} per 100 member-hours `
+    + `(${ratio(on.falseDeadDeclarations, off.falseDeadDeclarations)}), lives wrongly ended `
+    + `${formatNumber(on.falseDeadIncidentsPer100MemberHours)} vs `
+    + `${formatNumber(off.falseDeadIncidentsPer100MemberHours)} `
+    + `(${ratio(on.falseDeadIncidents, off.falseDeadIncidents)}); first 'dead' p50 `
+    + `${seconds(on.firstDeadMs.p50)} vs ${seconds(off.firstDeadMs.p50)} (Lifeguard trades `
+    + 'detection time for accuracy)';
+}
+
+function percentiles(values: readonly number[]): Percentiles {
+  return { p50: quantile(values, 0.5), p99: quantile(values, 0.99), count: values.length };
+}
+
+function seconds(ms: number | undefined): string {
+  return ms === undefined ? '-' : `${(ms / 1000).toFixed(2)} s`;
+}

@@ -1,0 +1,197 @@
+/**
+ * Goal: leases through the real consistent core (ConsistentCore: Raft runtime, write-ahead
+ * log, KvStore and LeaseTracker wired as the server runs them): grants and TTL validation,
+ * keep-alives only on the leader, a kept-alive lease and its keys surviving a leader crash,
+ * the lease ending within the documented bounds once keep-alives stop, and a leader cut off
+ * from the others revoking nothing. Method: three members on SimHosts (virtual time, simulated
+ * network and disks, seeded); every wait is virtual.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { nodeId, type NodeId } from '../../src/core/ids.js';
+import { KV_STORE_DEFAULTS, leaseEndBoundsMs, leaseTtlMsMin } from '../../src/core/kv/index.js';
+import {
+  RAFT_DEFAULTS_LOCAL, describeRaftMessage, type RaftMessage,
+} from '../../src/core/raft/index.js';
+import { SILENT_LOGGER } from '../../src/ports/logger.js';
+import type { LeaseConfig } from '../../src/runtime/lease/index.js';
+import {
+  ConsistentCore, type KvWrite, type LeaseOutcome, type LeaseStatus, type WriteOutcome,
+} from '../../src/server/consistent-core.js';
+import { Prng } from '../../src/sim/prng.js';
+import { Scheduler } from '../../src/sim/scheduler.js';
+import { SimHost } from '../../src/sim/sim-host.js';
+import { NETWORK_FAULTS_NONE, SimNetwork } from '../../src/sim/sim-network.js';
+import { TraceHash } from '../../src/sim/trace-hash.js';
+
+type Unstamped<W> = W extends unknown ? Omit<W, 'clientId' | 'sequence'> : never;
+
+const LEASE: LeaseConfig = { checkpointIntervalMs: 500, leasesPerEntryMax: 1000, retryDelayMs: 50 };
+const TTL_MS = 2000;
+
+class Cluster {
+  readonly scheduler = new Scheduler();
+  readonly network: SimNetwork<RaftMessage>;
+  readonly hosts = new Map<NodeId, SimHost<RaftMessage, { core: ConsistentCore; halt(): void }>>();
+  readonly ids = ['n1', 'n2', 'n3'].map(nodeId);
+  private sequence = 0;
+
+  constructor(seed: number) {
+    const prng = new Prng(seed);
+    this.network = new SimNetwork<RaftMessage>(this.scheduler, prng.fork(), new TraceHash(), {
+      faults: NETWORK_FAULTS_NONE, describe: describeRaftMessage, sizeBytes: () => 64 });
+    for (const id of this.ids) {
+      this.hosts.set(id, new SimHost(id, this.scheduler, this.network, prng.fork(), {
+        clock: { driftRate: 0, monotonicOffsetMs: 1000, wallOffsetMs: 0 },
+        storage: { syncLatencyMs: 0.2, unsyncedSurvivalRate: 0.5 },
+      }, (context) => {
+        const core = ConsistentCore.open({ id, voters: this.ids, raft: RAFT_DEFAULTS_LOCAL,
+          kv: KV_STORE_DEFAULTS, lease: LEASE }, { ...context, logger: SILENT_LOGGER });
+        return { core, halt: () => core.stop() };
+      }));
+    }
+  }
+
+  core(id: NodeId): ConsistentCore {
+    const core = this.hosts.get(id)?.process?.core;
+    assert.ok(core !== undefined, `${id} is down`);
+    return core;
+  }
+
+  get nowMs(): number {
+    return this.scheduler.nowMs;
+  }
+
+  leader(): NodeId | undefined {
+    return this.ids.find((id) => this.hosts.get(id)?.process?.core.leases.leaderTerm !== undefined
+      && this.hosts.get(id)?.process?.core.status().role === 'leader');
+  }
+
+  /** Runs until a member leads and committed its first entry, then a little more. */
+  elect(): NodeId {
+    this.scheduler.runUntil(this.nowMs + 5000, () => {
+      const id = this.leader();
+      return id !== undefined
+        && this.core(id).status().commitIndex === this.core(id).status().lastIndex;
+    });
+    const id = this.leader();
+    assert.ok(id !== undefined, 'no leader');
+    this.run(100);
+    return id;
+  }
+
+  run(ms: number): void {
+    this.scheduler.runUntil(this.nowMs + ms);
+  }
+
+  /** Calls `start` on member `id` and runs virtual time until its callback. */
+  call<T>(id: NodeId, start: (core: ConsistentCore, done: (value: T) => void) => void): T {
+    let result: { value: T } | undefined;
+    this.hosts.get(id)?.submit((p) => start(p.core, (value) => {
+      result = { value };
+    }));
+    this.scheduler.runUntil(this.nowMs + 5000, () => result !== undefined);
+    assert.ok(result !== undefined, 'no answer in 5 s');
+    return result.value;
+  }
+
+  write(id: NodeId, write: Unstamped<KvWrite>): WriteOutcome {
+    const stamped = { ...write, clientId: 'test', sequence: ++this.sequence } as KvWrite;
+    return this.call(id, (core, done) => core.write(stamped, done));
+  }
+
+  keepAlive(id: NodeId, leaseId: number): LeaseOutcome<LeaseStatus> {
+    return this.call(id, (core, done) => core.keepAlive(leaseId, done));
+  }
+
+  grant(id: NodeId, ttlMs = TTL_MS): number {
+    const outcome = this.write(id, { kind: 'lease-grant', ttlMs });
+    assert.equal(outcome.kind, 'applied', JSON.stringify(outcome));
+    const result = outcome.kind === 'applied' ? outcome.result : undefined;
+    assert.equal(result?.kind, 'lease-grant');
+    return (result as { leaseId: number }).leaseId;
+  }
+}
+
+const bounds = leaseEndBoundsMs(TTL_MS, {
+  electionTimeoutMsMax: RAFT_DEFAULTS_LOCAL.electionTimeoutMsMax,
+  clockRateErrorMax: RAFT_DEFAULTS_LOCAL.clockRateErrorMax,
+  checkpointIntervalMs: LEASE.checkpointIntervalMs,
+});
+
+describe('server: consistent core: leases', () => {
+  test('a grant below the TTL minimum is refused, naming it; keep-alives go to the leader', () => {
+    const cluster = new Cluster(1);
+    const leader = cluster.elect();
+    const short = cluster.write(leader, { kind: 'lease-grant', ttlMs: 1000 });
+    assert.equal(short.kind, 'failed');
+    const minMs = leaseTtlMsMin(RAFT_DEFAULTS_LOCAL); // 2 × 600 / (0.99/1.01 − 1/3)
+    assert.equal(minMs, 1856);
+    assert.match(short.kind === 'failed' ? short.error.message : '', /at least 1856 ms/);
+    const leaseId = cluster.grant(leader);
+    const follower = cluster.ids.find((id) => id !== leader) as NodeId;
+    const refused = cluster.keepAlive(follower, leaseId);
+    assert.equal(refused.kind === 'failed' && refused.error.code, 'CONCLAVE_NOT_LEADER');
+    const answered = cluster.keepAlive(leader, leaseId);
+    assert.equal(answered.kind, 'ok');
+    assert.ok(answered.kind === 'ok' && answered.value.remainingMs > TTL_MS - 50);
+    const unknown = cluster.keepAlive(leader, 9999);
+    assert.equal(unknown.kind === 'failed' && unknown.error.code, 'CONCLAVE_LEASE_EXPIRED');
+  });
+
+  test('a kept-alive lease and its key outlive a leader crash, then end within the bounds', () => {
+    const cluster = new Cluster(2);
+    let leader = cluster.elect();
+    const leaseId = cluster.grant(leader);
+    assert.equal(cluster.write(leader, { kind: 'put', key: 'svc/a', value: 'up', lease: leaseId })
+      .kind, 'applied');
+    let lastAckMs = cluster.nowMs;
+    const keepAliveAnywhere = (): void => {
+      for (const id of cluster.ids) {
+        if (cluster.hosts.get(id)?.isUp !== true) continue;
+        const sentAtMs = cluster.nowMs;
+        if (cluster.keepAlive(id, leaseId).kind === 'ok') lastAckMs = sentAtMs;
+      }
+    };
+    for (let i = 0; i < 3; i++) {
+      cluster.run(TTL_MS / 3);
+      keepAliveAnywhere();
+    }
+    cluster.hosts.get(leader)?.crash();
+    for (let i = 0; i < 6; i++) {
+      cluster.run(TTL_MS / 3);
+      keepAliveAnywhere();
+      assert.ok(cluster.nowMs - lastAckMs < TTL_MS, 'no keep-alive answered for a whole TTL');
+    }
+    leader = cluster.elect();
+    assert.equal(cluster.core(leader).store.get('svc/a')?.lease, leaseId, 'key lost');
+    const stoppedAtMs = cluster.nowMs;
+    cluster.scheduler.runUntil(stoppedAtMs + 3 * TTL_MS,
+      () => cluster.core(leader).store.lease(leaseId) === undefined);
+    const endedAtMs = cluster.nowMs;
+    assert.ok(endedAtMs >= lastAckMs + bounds.earliestMs, 'ended too early');
+    assert.ok(endedAtMs <= lastAckMs + bounds.latestMs + 200,
+      `ended ${endedAtMs - lastAckMs} ms after the last answered keep-alive`);
+    cluster.run(500);
+    for (const id of cluster.ids.filter((n) => cluster.hosts.get(n)?.isUp === true)) {
+      assert.equal(cluster.core(id).store.get('svc/a'), undefined, `${id} kept the key`);
+    }
+  });
+
+  test('a leader cut off from the others revokes nothing; the new leader does', () => {
+    const cluster = new Cluster(3);
+    const leader = cluster.elect();
+    const leaseId = cluster.grant(leader);
+    const others = cluster.ids.filter((id) => id !== leader);
+    cluster.network.partition([[leader], others]);
+    cluster.run(3 * TTL_MS);
+    assert.equal(cluster.core(leader).leases.stats().expireEntries, 0);
+    assert.notEqual(cluster.core(leader).status().role, 'leader');
+    const expired = others.map((id) => cluster.core(id).leases.stats().expireEntries);
+    assert.equal(expired.reduce((a, b) => a + b, 0), 1);
+    assert.equal(cluster.core(others[0] as NodeId).store.lease(leaseId), undefined);
+    cluster.network.heal();
+    cluster.run(1000);
+    assert.equal(cluster.core(leader).store.lease(leaseId), undefined);
+  });
+});
