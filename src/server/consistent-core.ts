@@ -64,6 +64,8 @@ export interface ConsistentCoreComponents {
   readonly onRaftEvent?: (event: RaftEvent) => void;
   /** How long each WAL sync took. Unit: ms. */
   readonly onWalSync?: (durationMs: number) => void;
+  /** Every proposal's outcome (applied, failed, unknown), for metrics. */
+  readonly onProposal?: (outcome: 'applied' | 'failed' | 'unknown') => void;
   readonly onFatal?: (error: Error) => void;
 }
 
@@ -187,6 +189,7 @@ export class ConsistentCore {
       return done({ kind: 'failed', error: new CoordError('CONCLAVE_REQUEST_INVALID', problems) });
     }
     this.runtime.propose(encoded.bytes, (outcome) => {
+      this.c.onProposal?.(outcome.kind);
       switch (outcome.kind) {
         case 'applied':
           return done({ kind: 'applied', result: outcome.result });
@@ -204,12 +207,13 @@ export class ConsistentCore {
    * answer reflects every write acknowledged before the read began.
    */
   read(request: KvRangeRequest, consistency: 'linearizable' | 'serializable',
-    clientId: string, sequence: number, done: (outcome: ReadOutcome) => void): void {
+    done: (outcome: ReadOutcome) => void): void {
     if (consistency === 'serializable') return done({ kind: 'ok', result: this.store.range(request) });
-    const barrier: KvWrite = { kind: 'txn', clientId, sequence, compare: [], success: [], failure: [] };
-    this.write(barrier, (outcome) => {
-      if (outcome.kind !== 'applied') {
-        return done({ kind: 'failed', error: outcome.error });
+    // ReadIndex (Raft thesis §6.4): confirmed leadership plus applied up to the read index, no
+    // log write; the range is read inside the callback, at exactly that point.
+    this.runtime.read((outcome) => {
+      if (outcome.kind !== 'ready') {
+        return done({ kind: 'failed', error: notLeaderOr(outcome.reason, undefined) });
       }
       done({ kind: 'ok', result: this.store.range(request) });
     });

@@ -9,7 +9,6 @@
  * outcome } }` where `outcome` says whether the request may have been applied: `failed`
  * (definitely not) or `unknown` (maybe: retry with the same clientId and sequence).
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NodeId } from '../core/ids.js';
 import type { KvApplyResult, KvErrorResult, KvRangeRequest, KvRangeResult } from '../core/kv/index.js';
@@ -54,11 +53,8 @@ const HTTP_STATUS: Readonly<Partial<Record<CoordErrorCode, number>>> = {
 };
 
 export function createHttpApi(options: HttpApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  // Reads without a client id get this process's own: fresh per start, since the store remembers
-  // a client's last sequence and a restarted counter would look like stale retries.
-  const reader = { clientId: `reader-${options.core.id}-${randomUUID()}`, sequence: 0 };
   return (req, res) => {
-    route(options, reader, req, res).catch((error: unknown) => {
+    route(options, req, res).catch((error: unknown) => {
       const coord = error instanceof CoordError ? error
         : new CoordError('CONCLAVE_PROTOCOL', error instanceof Error ? error.message : String(error));
       sendError(res, coord, 'failed');
@@ -66,12 +62,7 @@ export function createHttpApi(options: HttpApiOptions): (req: IncomingMessage, r
   };
 }
 
-interface ReaderIdentity {
-  readonly clientId: string;
-  sequence: number;
-}
-
-async function route(o: HttpApiOptions, reader: ReaderIdentity, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function route(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const path = url.pathname;
   if (req.method === 'GET' && path === '/metrics') return sendText(res, 200, o.metrics());
@@ -88,7 +79,7 @@ async function route(o: HttpApiOptions, reader: ReaderIdentity, req: IncomingMes
     case '/v1/kv/txn':
       return write(o, req, res, toWrite(path, body));
     case '/v1/kv/range':
-      return read(o, reader, req, res, body);
+      return read(o, req, res, body);
     case '/v1/lease/grant':
       return write(o, req, res, { kind: 'lease-grant', clientId: stringField(body, 'clientId'),
         sequence: numberField(body, 'sequence'), ttlMs: numberField(body, 'ttlMs') });
@@ -145,8 +136,7 @@ function timeoutAnswer(o: HttpApiOptions, res: ServerResponse,
   }, o.requestTimeoutMs);
 }
 
-function read(o: HttpApiOptions, reader: ReaderIdentity, req: IncomingMessage, res: ServerResponse,
-  body: Record<string, unknown>): void {
+function read(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
   const consistency = body['consistency'] === 'serializable' ? 'serializable' : 'linearizable';
   if (consistency === 'linearizable' && redirectToLeader(o, req, res)) return;
   const request: KvRangeRequest = {
@@ -155,11 +145,8 @@ function read(o: HttpApiOptions, reader: ReaderIdentity, req: IncomingMessage, r
     ...(typeof body['limit'] === 'number' ? { limit: body['limit'] } : {}),
     ...(typeof body['revision'] === 'number' ? { revision: body['revision'] } : {}),
   };
-  const own = typeof body['clientId'] !== 'string';
-  const clientId = own ? reader.clientId : body['clientId'] as string;
-  const sequence = own || typeof body['sequence'] !== 'number' ? ++reader.sequence : body['sequence'];
   const timeout = timeoutAnswer(o, res);
-  o.core.read(request, consistency, clientId, sequence, (outcome: ReadOutcome) => {
+  o.core.read(request, consistency, (outcome: ReadOutcome) => {
     clearTimeout(timeout);
     if (outcome.kind === 'failed') return sendError(res, outcome.error, 'failed');
     sendApplyResult(res, outcome.result);

@@ -88,6 +88,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       }
     },
     onWalSync: (ms) => metrics.walSync.observe(ms / 1000),
+    onProposal: (outcome) => metrics.countProposal(outcome),
     onFatal: () => process.exitCode = 1,
   });
   watches = new WatchHub(core);

@@ -110,6 +110,7 @@ export class FakeNode {
   private core(): ConsistentCore {
     const cluster = this.cluster;
     const node = this;
+    let readerSequence = 0;
     const fake = {
       get id(): NodeId {
         return node.id;
@@ -122,12 +123,14 @@ export class FakeNode {
       write: (command: KvWrite, done: (outcome: WriteOutcome) => void) =>
         cluster.write(node, command, done),
       read: (request: KvRangeRequest, consistency: 'linearizable' | 'serializable',
-        clientId: string, sequence: number, done: (outcome: ReadOutcome) => void) => {
+        done: (outcome: ReadOutcome) => void) => {
         if (consistency === 'serializable') {
           return done({ kind: 'ok', result: cluster.store.range(request) });
         }
-        const barrier: KvWrite = { kind: 'txn', clientId, sequence, compare: [], success: [],
-          failure: [] };
+        // The fake models a linearizable read as a barrier through its (fault-injecting) log.
+        readerSequence += 1;
+        const barrier: KvWrite = { kind: 'txn', clientId: `fake-reader-${node.id}`,
+          sequence: readerSequence, compare: [], success: [], failure: [] };
         cluster.write(node, barrier, (outcome) => {
           if (outcome.kind !== 'applied') return done({ kind: 'failed', error: outcome.error });
           done({ kind: 'ok', result: cluster.store.range(request) });

@@ -139,7 +139,7 @@ export class LeaseFakeCluster {
         const result = this.apply({ ...write, nowMs: Date.now() } as KvCommand);
         setImmediate(() => done({ kind: 'applied', result }));
       },
-      read: (request: KvRangeRequest, _c: string, _id: string, _s: number,
+      read: (request: KvRangeRequest, _consistency: string,
         done: (outcome: ReadOutcome) => void) => done({ kind: 'ok',
         result: this.store.range(request) }),
       eventsSince: (from: number, selector: KvKeySelector, limit?: number) =>
