@@ -109,10 +109,19 @@ describe('server: real processes', { skip: BUILT ? false : 'dist/ not built (npm
     const cluster = await startCluster(50, 300);
     await cluster.waitForLeader(15_000);
     const acked: { key: string; value: string }[] = [];
+    const history = new HistoryRecorder<KvInput, KvOutput>();
     for (let i = 0; i < 60; i++) {
       const key = `w-${String(i).padStart(3, '0')}`;
+      const id = history.invoke('writer', { kind: 'put', key, value: `v${i}` }, performance.now());
       const outcome = await call(cluster.endpoints[i % 3]!, '/v1/kv/put', { key, value: `v${i}`, clientId: 'writer', sequence: i + 1 }, 3000);
-      if (outcome.kind === 'ok') acked.push({ key, value: `v${i}` });
+      if (outcome.kind === 'ok') {
+        acked.push({ key, value: `v${i}` });
+        history.complete(id, {}, performance.now());
+      } else if (outcome.kind === 'failed') {
+        history.fail(id, performance.now());
+      } else {
+        history.unknown(id);
+      }
     }
     assert.ok(acked.length >= 50, `only ${acked.length} writes acknowledged`);
     await Promise.all(cluster.members.map((m) => cluster.kill9(m)));
@@ -124,6 +133,15 @@ describe('server: real processes', { skip: BUILT ? false : 'dist/ not built (npm
     }, 10_000, 'a linearizable range after the restart');
     const found = new Map(((outcome.body['kvs'] as { key: string; value: string }[]) ?? []).map((kv) => [kv.key, kv.value]));
     for (const write of acked) assert.equal(found.get(write.key), write.value, `acknowledged write ${write.key} lost`);
+    // The reads after the restart, as gets in the history: the whole run must linearize.
+    const readAtMs = performance.now();
+    for (let i = 0; i < 60; i++) {
+      const key = `w-${String(i).padStart(3, '0')}`;
+      const id = history.invoke('reader', { kind: 'get', key }, readAtMs);
+      history.complete(id, { value: found.get(key) }, readAtMs + 1);
+    }
+    const verdict = checkLinearizable(kvModel, history.operations());
+    assert.notEqual(verdict.result, 'illegal', formatIllegalReport(verdict));
   });
 
   test('the leader cut off from both peers acknowledges nothing and answers no-quorum within two election timeouts', async () => {
