@@ -15,90 +15,27 @@
  *    a committed entry lost. A correct cluster never lets E' win.
  * 5. Everything heals; the cluster must converge.
  */
-import { nodeId, type NodeId } from '../../../core/ids.js';
-import {
-  RAFT_DEFAULTS_LOCAL, RAFT_NO_MUTANTS, describeRaftMessage, type RaftConfig, type RaftMessage,
-  type RaftMutants,
-} from '../../../core/raft/index.js';
-import { Prng } from '../../prng.js';
-import type { Scenario, ScenarioOptions, SeedResult, SummaryReport, Violation } from '../../scenario.js';
-import { Scheduler } from '../../scheduler.js';
-import { SimHost } from '../../sim-host.js';
-import { NETWORK_FAULTS_NONE, SimNetwork } from '../../sim-network.js';
-import { TraceHash } from '../../trace-hash.js';
-import { RaftChecker } from './raft-checker.js';
-import { RAFT_MUTANT_NAMES, startProcess, type RaftProcess } from './raft-scenario.js';
+import type { NodeId } from '../../../core/ids.js';
+import { directedScenario, leaderAmong as leaderOf, type DirectedWorld } from './directed.js';
 import { encodeKvCommand } from './sim-kv.js';
 
-type Hosts = ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProcess>>;
-
-export interface Figure8Figures {
-  /** How far the script got (1–5); 5 means the whole Figure 8 situation was set up. */
-  readonly stepsReached: number;
-}
-
-export const raftFigure8Scenario: Scenario<Figure8Figures> = {
+const figure8 = directedScenario({
   name: 'raft-figure8',
   summary: 'Raft Figure 8 (committing a previous-term entry), scripted against the real code',
-  flags: [{
-    name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known Raft bug',
-    defaultValue: undefined, choices: RAFT_MUTANT_NAMES,
-  }],
-  runSeed: (seed, options) => runFigure8Seed(seed, options),
-  summarize: (results): SummaryReport => {
-    const complete = results.filter((r) => r.figures.stepsReached >= 5).length;
-    return {
-      lines: [`Figure 8 set up completely in ${complete} of ${results.length} seeds`],
-      data: { complete }, violations: [],
-    };
-  },
-};
+  nodes: 5,
+  tuning: { entriesPerMessageMax: 1, inflightMessagesMax: 1 },
+  storage: { syncLatencyMs: 0.2, unsyncedSurvivalRate: 0.5 },
+  completeAtStep: 5,
+  play: playFigure8,
+});
 
-export function runFigure8Seed(seed: number, options: ScenarioOptions): SeedResult<Figure8Figures> {
-  const mutant = options['mutant'];
-  const mutants: RaftMutants = typeof mutant === 'string' ? { ...RAFT_NO_MUTANTS, [mutant]: true } : RAFT_NO_MUTANTS;
-  const prng = new Prng(seed);
-  const scheduler = new Scheduler();
-  const trace = new TraceHash();
-  const checker = new RaftChecker(() => scheduler.nowMs);
-  const network = new SimNetwork<RaftMessage>(scheduler, prng.fork(), trace, {
-    faults: { ...NETWORK_FAULTS_NONE, latencyMsMeanExtra: 0.2 + 2 * (prng.nextUint32() / 2 ** 32), latencyMsMax: 10 },
-    describe: describeRaftMessage, sizeBytes: () => 64,
-  });
-  const ids = Array.from({ length: 5 }, (_, i) => nodeId(`n${i + 1}`));
-  const violations: Violation[] = [];
-  const hosts = new Map<NodeId, SimHost<RaftMessage, RaftProcess>>();
-  for (const id of ids) {
-    const config: RaftConfig = { ...RAFT_DEFAULTS_LOCAL, entriesPerMessageMax: 1, inflightMessagesMax: 1, mutants, id, voters: ids };
-    hosts.set(id, new SimHost<RaftMessage, RaftProcess>(id, scheduler, network, prng.fork(), {
-      clock: { driftRate: 0, monotonicOffsetMs: prng.nextUint32() % 100_000, wallOffsetMs: 0 },
-      storage: { syncLatencyMs: 0.2, unsyncedSurvivalRate: 0.5 },
-    }, (context) => startProcess(context, config, checker, violations, () => scheduler.nowMs)));
-  }
-  const broken = (): boolean => checker.violations.length > 0 || violations.length > 0;
-  let stepsReached = 0;
-  try {
-    stepsReached = playFigure8(scheduler, network, hosts, ids, broken);
-    network.heal();
-    for (const host of hosts.values()) if (!host.isUp) host.restart();
-    scheduler.runUntil(scheduler.nowMs + 5_000, broken);
-  } catch (error) {
-    violations.push({ checker: 'assertion', atMs: scheduler.nowMs, message: String(error) });
-  }
-  violations.push(...checker.violations);
-  return {
-    seed, traceHash: trace.digest(), violations, figures: { stepsReached },
-    simulatedMs: scheduler.nowMs, events: scheduler.eventsRun, drawn: { mutant: mutant ?? 'none' },
-  };
-}
+export const raftFigure8Scenario = figure8.scenario;
+export const runFigure8Seed = figure8.run;
 
 /** Runs the script; returns the last step reached (a step not reached in time ends the script). */
-function playFigure8(scheduler: Scheduler, network: SimNetwork<RaftMessage>, hosts: Hosts,
-  ids: readonly NodeId[], broken: () => boolean): number {
-  const until = (what: () => boolean, withinMs: number): boolean =>
-    scheduler.runUntil(scheduler.nowMs + withinMs, () => broken() || what()) && !broken();
-  const status = (id: NodeId) => hosts.get(id)?.process?.runtime.status();
-  const leaderAmong = (among: readonly NodeId[]): NodeId | undefined => among.find((id) => status(id)?.role === 'leader');
+function playFigure8(world: DirectedWorld): number {
+  const { ids, hosts, network, until, status } = world;
+  const leaderAmong = (among: readonly NodeId[]): NodeId | undefined => leaderOf(world, among);
   // 0: a stable leader with everything committed.
   if (!until(() => { const l = leaderAmong(ids); return l !== undefined && status(l)!.commitIndex === status(l)!.lastIndex && status(l)!.commitIndex > 0; }, 5_000)) return 0;
   const a = leaderAmong(ids)!;

@@ -11,90 +11,23 @@
  *    grants, and Y becomes a second leader of T: election safety catches it.
  * 5. Everything heals; the cluster must converge.
  */
-import { nodeId, type NodeId } from '../../../core/ids.js';
-import {
-  RAFT_DEFAULTS_LOCAL, RAFT_NO_MUTANTS, describeRaftMessage, type RaftConfig, type RaftMessage,
-  type RaftMutants,
-} from '../../../core/raft/index.js';
-import { Prng } from '../../prng.js';
-import type { Scenario, ScenarioOptions, SeedResult, SummaryReport, Violation } from '../../scenario.js';
-import { Scheduler } from '../../scheduler.js';
-import { SimHost } from '../../sim-host.js';
-import { NETWORK_FAULTS_NONE, SimNetwork } from '../../sim-network.js';
-import { TraceHash } from '../../trace-hash.js';
-import { RaftChecker } from './raft-checker.js';
-import { RAFT_MUTANT_NAMES, startProcess, type RaftProcess } from './raft-scenario.js';
+import type { NodeId } from '../../../core/ids.js';
+import { directedScenario, type DirectedWorld } from './directed.js';
 
-type Hosts = ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProcess>>;
-
-export interface VoteRestartFigures {
-  readonly stepsReached: number;
-}
-
-export const raftVoteRestartScenario: Scenario<VoteRestartFigures> = {
+const voteRestart = directedScenario({
   name: 'raft-vote-restart',
   summary: 'a voter restarts between two candidates of one term (votes must survive restarts)',
-  flags: [{
-    name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known Raft bug',
-    defaultValue: undefined, choices: RAFT_MUTANT_NAMES,
-  }],
-  runSeed: (seed, options) => runVoteRestartSeed(seed, options),
-  summarize: (results): SummaryReport => {
-    const complete = results.filter((r) => r.figures.stepsReached >= 4).length;
-    return { lines: [`the double-request situation was set up in ${complete} of ${results.length} seeds`], data: { complete }, violations: [] };
-  },
-};
+  nodes: 3,
+  storage: { syncLatencyMs: 0.2, unsyncedSurvivalRate: 0.5 },
+  completeAtStep: 4,
+  play: playVoteRestart,
+});
 
-export function runVoteRestartSeed(seed: number, options: ScenarioOptions): SeedResult<VoteRestartFigures> {
-  const mutant = options['mutant'];
-  const mutants: RaftMutants = typeof mutant === 'string' ? { ...RAFT_NO_MUTANTS, [mutant]: true } : RAFT_NO_MUTANTS;
-  const prng = new Prng(seed);
-  const scheduler = new Scheduler();
-  const trace = new TraceHash();
-  const checker = new RaftChecker(() => scheduler.nowMs);
-  const network = new SimNetwork<RaftMessage>(scheduler, prng.fork(), trace, {
-    faults: { ...NETWORK_FAULTS_NONE, latencyMsMeanExtra: 0.2 + 2 * (prng.nextUint32() / 2 ** 32), latencyMsMax: 10 },
-    describe: describeRaftMessage, sizeBytes: () => 64,
-  });
-  const ids = Array.from({ length: 3 }, (_, i) => nodeId(`n${i + 1}`));
-  const violations: Violation[] = [];
-  const hosts = new Map<NodeId, SimHost<RaftMessage, RaftProcess>>();
-  for (const id of ids) {
-    const config: RaftConfig = { ...RAFT_DEFAULTS_LOCAL, mutants, id, voters: ids };
-    hosts.set(id, new SimHost<RaftMessage, RaftProcess>(id, scheduler, network, prng.fork(), {
-      clock: { driftRate: 0, monotonicOffsetMs: prng.nextUint32() % 100_000, wallOffsetMs: 0 },
-      storage: { syncLatencyMs: 0.2, unsyncedSurvivalRate: 0.5 },
-    }, (context) => startProcess(context, config, checker, violations, () => scheduler.nowMs)));
-  }
-  const broken = (): boolean => checker.violations.length > 0 || violations.length > 0;
-  let stepsReached = 0;
-  try {
-    stepsReached = playVoteRestart(scheduler, network, hosts, ids, broken);
-    network.heal();
-    for (const host of hosts.values()) {
-      host.resume();
-      if (!host.isUp) host.restart();
-    }
-    scheduler.runUntil(scheduler.nowMs + 5_000, broken);
-  } catch (error) {
-    violations.push({ checker: 'assertion', atMs: scheduler.nowMs, message: String(error) });
-  }
-  violations.push(...checker.violations);
-  return {
-    seed, traceHash: trace.digest(), violations, figures: { stepsReached },
-    simulatedMs: scheduler.nowMs, events: scheduler.eventsRun, drawn: { mutant: mutant ?? 'none' },
-  };
-}
+export const raftVoteRestartScenario = voteRestart.scenario;
+export const runVoteRestartSeed = voteRestart.run;
 
-function playVoteRestart(scheduler: Scheduler, network: SimNetwork<RaftMessage>, hosts: Hosts,
-  ids: readonly NodeId[], broken: () => boolean): number {
-  const until = (what: () => boolean, withinMs: number): boolean =>
-    scheduler.runUntil(scheduler.nowMs + withinMs, () => broken() || what()) && !broken();
-  const status = (id: NodeId) => hosts.get(id)?.process?.runtime.status();
-  const bounce = (id: NodeId): void => {
-    hosts.get(id)!.crash();
-    hosts.get(id)!.restart();
-  };
+function playVoteRestart(world: DirectedWorld): number {
+  const { ids, hosts, network, until, status, bounce } = world;
   if (!until(() => ids.some((id) => status(id)?.role === 'leader' && status(id)!.commitIndex > 0), 5_000)) return 0;
   const v = ids.find((id) => status(id)?.role === 'leader')!;
   const [first, second] = ids.filter((id) => id !== v) as [NodeId, NodeId];

@@ -1,0 +1,128 @@
+/**
+ * Shared scaffolding of the directed Raft scenarios (raft-figure8, raft-vote-restart,
+ * raft-ack-crash): a small cluster of the real code on simulated hosts with the safety checkers
+ * on, a script that advances the run until the cluster reaches a state (never by fixed times),
+ * and the common ending: heal everything, let the cluster converge, report.
+ */
+import { nodeId, type NodeId } from '../../../core/ids.js';
+import {
+  RAFT_DEFAULTS_LOCAL, RAFT_NO_MUTANTS, describeRaftMessage, type RaftConfig, type RaftMessage,
+  type RaftMutants, type RaftStatus, type RaftTuning,
+} from '../../../core/raft/index.js';
+import { Prng } from '../../prng.js';
+import type { Scenario, ScenarioOptions, SeedResult, SummaryReport, Violation } from '../../scenario.js';
+import { Scheduler } from '../../scheduler.js';
+import { SimHost } from '../../sim-host.js';
+import { NETWORK_FAULTS_NONE, SimNetwork } from '../../sim-network.js';
+import type { SimStorageOptions } from '../../sim-storage.js';
+import { TraceHash } from '../../trace-hash.js';
+import { RaftChecker } from './raft-checker.js';
+import { RAFT_MUTANT_NAMES, startProcess, type RaftProcess } from './raft-scenario.js';
+
+export interface DirectedFigures {
+  /** How far the script got; the scenario's doc says what each step is. */
+  readonly stepsReached: number;
+}
+
+/** What a script works with. */
+export interface DirectedWorld {
+  readonly ids: readonly NodeId[];
+  readonly hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProcess>>;
+  readonly network: SimNetwork<RaftMessage>;
+  /** Runs until `what` holds (true) or `withinMs` passes or an invariant breaks (false). */
+  until(what: () => boolean, withinMs: number): boolean;
+  status(id: NodeId): RaftStatus | undefined;
+  /** kill -9 and an immediate restart. */
+  bounce(id: NodeId): void;
+}
+
+export interface DirectedSpec {
+  readonly name: string;
+  readonly summary: string;
+  readonly nodes: number;
+  readonly tuning?: Partial<RaftTuning>;
+  readonly storage: SimStorageOptions;
+  /** The last step number that means "the dangerous situation was set up". */
+  readonly completeAtStep: number;
+  readonly play: (world: DirectedWorld) => number;
+}
+
+export function directedScenario(spec: DirectedSpec): {
+  scenario: Scenario<DirectedFigures>;
+  run: (seed: number, options: ScenarioOptions) => SeedResult<DirectedFigures>;
+} {
+  const run = (seed: number, options: ScenarioOptions): SeedResult<DirectedFigures> => runDirected(spec, seed, options);
+  const scenario: Scenario<DirectedFigures> = {
+    name: spec.name,
+    summary: spec.summary,
+    flags: [{
+      name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known Raft bug',
+      defaultValue: undefined, choices: RAFT_MUTANT_NAMES,
+    }],
+    runSeed: run,
+    summarize: (results): SummaryReport => {
+      const complete = results.filter((r) => r.figures.stepsReached >= spec.completeAtStep).length;
+      return {
+        lines: [`the scripted situation was set up in ${complete} of ${results.length} seeds`],
+        data: { complete }, violations: [],
+      };
+    },
+  };
+  return { scenario, run };
+}
+
+function runDirected(spec: DirectedSpec, seed: number, options: ScenarioOptions): SeedResult<DirectedFigures> {
+  const mutant = options['mutant'];
+  const mutants: RaftMutants = typeof mutant === 'string' ? { ...RAFT_NO_MUTANTS, [mutant]: true } : RAFT_NO_MUTANTS;
+  const prng = new Prng(seed);
+  const scheduler = new Scheduler();
+  const trace = new TraceHash();
+  const checker = new RaftChecker(() => scheduler.nowMs);
+  const network = new SimNetwork<RaftMessage>(scheduler, prng.fork(), trace, {
+    faults: { ...NETWORK_FAULTS_NONE, latencyMsMeanExtra: 0.2 + 2 * (prng.nextUint32() / 2 ** 32), latencyMsMax: 10 },
+    describe: describeRaftMessage, sizeBytes: () => 64,
+  });
+  const ids = Array.from({ length: spec.nodes }, (_, i) => nodeId(`n${i + 1}`));
+  const violations: Violation[] = [];
+  const hosts = new Map<NodeId, SimHost<RaftMessage, RaftProcess>>();
+  for (const id of ids) {
+    const config: RaftConfig = { ...RAFT_DEFAULTS_LOCAL, ...spec.tuning, mutants, id, voters: ids };
+    hosts.set(id, new SimHost<RaftMessage, RaftProcess>(id, scheduler, network, prng.fork(), {
+      clock: { driftRate: 0, monotonicOffsetMs: prng.nextUint32() % 100_000, wallOffsetMs: 0 },
+      storage: spec.storage,
+    }, (context) => startProcess(context, config, checker, violations, () => scheduler.nowMs)));
+  }
+  const broken = (): boolean => checker.violations.length > 0 || violations.length > 0;
+  const world: DirectedWorld = {
+    ids, hosts, network,
+    until: (what, withinMs) => scheduler.runUntil(scheduler.nowMs + withinMs, () => broken() || what()) && !broken(),
+    status: (id) => hosts.get(id)?.process?.runtime.status(),
+    bounce: (id) => {
+      hosts.get(id)!.crash();
+      hosts.get(id)!.restart();
+    },
+  };
+  let stepsReached = 0;
+  try {
+    stepsReached = spec.play(world);
+    network.heal();
+    for (const host of hosts.values()) {
+      host.resume();
+      if (!host.isUp) host.restart();
+    }
+    scheduler.runUntil(scheduler.nowMs + 5_000, broken);
+  } catch (error) {
+    // An assertion inside the real code is a failed seed, reported with its replay command.
+    violations.push({ checker: 'assertion', atMs: scheduler.nowMs, message: String(error) });
+  }
+  violations.push(...checker.violations);
+  return {
+    seed, traceHash: trace.digest(), violations, figures: { stepsReached },
+    simulatedMs: scheduler.nowMs, events: scheduler.eventsRun, drawn: { mutant: mutant ?? 'none' },
+  };
+}
+
+/** The leader among `among`, if exactly one of them leads now. */
+export function leaderAmong(world: DirectedWorld, among: readonly NodeId[]): NodeId | undefined {
+  return among.find((id) => world.status(id)?.role === 'leader');
+}
