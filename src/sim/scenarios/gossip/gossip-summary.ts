@@ -144,7 +144,7 @@ function summaryLines(s: LifeguardSummary): string[] {
 
 function comparisonLine(on: LifeguardSummary, off: LifeguardSummary): string {
   const ratio = (a: number, b: number): string =>
-    (a === 0 ? (b === 0 ? 'both zero' : `${b} vs none`) : `${formatNumber(b / a, 1)}× fewer`);
+    `${a} vs ${b}` + (a > 0 && b > a ? `, ${formatNumber(b / a, 1)}× fewer with Lifeguard` : '');
   return `Lifeguard on vs off, same faults: false 'dead' declarations `
     + `${formatNumber(on.falseDeadDeclarationsPer100MemberHours)} vs `
     + `${formatNumber(off.falseDeadDeclarationsPer100MemberHours)} per 100 member-hours `
