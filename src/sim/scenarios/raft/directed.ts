@@ -6,18 +6,17 @@
  */
 import { nodeId, type NodeId } from '../../../core/ids.js';
 import {
-  RAFT_DEFAULTS_LOCAL, RAFT_NO_MUTANTS, describeRaftMessage, type RaftConfig, type RaftMessage,
-  type RaftMutants, type RaftStatus, type RaftTuning,
+  RAFT_DEFAULTS_LOCAL, type RaftConfig, type RaftMessage, type RaftStatus, type RaftTuning,
 } from '../../../core/raft/index.js';
 import { Prng } from '../../prng.js';
 import type { Scenario, ScenarioOptions, SeedResult, SummaryReport, Violation } from '../../scenario.js';
 import { Scheduler } from '../../scheduler.js';
 import { SimHost } from '../../sim-host.js';
-import { NETWORK_FAULTS_NONE, SimNetwork } from '../../sim-network.js';
+import type { SimNetwork } from '../../sim-network.js';
 import type { SimStorageOptions } from '../../sim-storage.js';
 import { TraceHash } from '../../trace-hash.js';
 import { RaftChecker } from './raft-checker.js';
-import { RAFT_MUTANT_NAMES, startProcess, type RaftProcess } from './raft-scenario.js';
+import { mutantsFrom, quietRaftNetwork, RAFT_MUTANT_NAMES, startProcess, type RaftProcess } from './raft-scenario.js';
 
 export interface DirectedFigures {
   /** How far the script got; the scenario's doc says what each step is. */
@@ -73,15 +72,12 @@ export function directedScenario(spec: DirectedSpec): {
 
 function runDirected(spec: DirectedSpec, seed: number, options: ScenarioOptions): SeedResult<DirectedFigures> {
   const mutant = options['mutant'];
-  const mutants: RaftMutants = typeof mutant === 'string' ? { ...RAFT_NO_MUTANTS, [mutant]: true } : RAFT_NO_MUTANTS;
+  const mutants = mutantsFrom(options);
   const prng = new Prng(seed);
   const scheduler = new Scheduler();
   const trace = new TraceHash();
   const checker = new RaftChecker(() => scheduler.nowMs);
-  const network = new SimNetwork<RaftMessage>(scheduler, prng.fork(), trace, {
-    faults: { ...NETWORK_FAULTS_NONE, latencyMsMeanExtra: 0.2 + 2 * (prng.nextUint32() / 2 ** 32), latencyMsMax: 10 },
-    describe: describeRaftMessage, sizeBytes: () => 64,
-  });
+  const network = quietRaftNetwork(scheduler, prng, trace);
   const ids = Array.from({ length: spec.nodes }, (_, i) => nodeId(`n${i + 1}`));
   const violations: Violation[] = [];
   const hosts = new Map<NodeId, SimHost<RaftMessage, RaftProcess>>();

@@ -11,19 +11,17 @@
  * client writes commit in every 5-second window. Safety checkers run as in `raft`.
  */
 import { nodeId, type NodeId } from '../../../core/ids.js';
-import {
-  RAFT_DEFAULTS_LOCAL, RAFT_NO_MUTANTS, describeRaftMessage, type RaftConfig, type RaftMessage,
-  type RaftMutants,
-} from '../../../core/raft/index.js';
+import { RAFT_DEFAULTS_LOCAL, type RaftConfig, type RaftMessage } from '../../../core/raft/index.js';
 import { Prng } from '../../prng.js';
 import type { Scenario, ScenarioOptions, SeedResult, SummaryReport, Violation } from '../../scenario.js';
 import { Scheduler } from '../../scheduler.js';
 import { SimHost } from '../../sim-host.js';
-import { NETWORK_FAULTS_NONE, SimNetwork } from '../../sim-network.js';
 import { formatNumber } from '../../stats.js';
 import { TraceHash } from '../../trace-hash.js';
 import { RaftChecker } from './raft-checker.js';
-import { numberOption, RAFT_MUTANT_NAMES, readAt, startProcess, type RaftProcess } from './raft-scenario.js';
+import {
+  mutantsFrom, numberOption, quietRaftNetwork, RAFT_MUTANT_NAMES, readAt, startProcess, type RaftProcess,
+} from './raft-scenario.js';
 import { RaftWorkload } from './raft-workload.js';
 
 export const ELECTIONS_PER_MINUTE_MAX = 3;
@@ -54,16 +52,12 @@ export function runPartialPartitionSeed(seed: number, options: ScenarioOptions):
   const nodes = numberOption(options, 'nodes');
   const partitionMs = numberOption(options, 'partition-s') * 1000;
   const mutant = options['mutant'];
-  const mutants: RaftMutants = typeof mutant === 'string' ? { ...RAFT_NO_MUTANTS, [mutant]: true } : RAFT_NO_MUTANTS;
+  const mutants = mutantsFrom(options);
   const prng = new Prng(seed);
   const scheduler = new Scheduler();
   const trace = new TraceHash();
   const checker = new RaftChecker(() => scheduler.nowMs);
-  const network = new SimNetwork<RaftMessage>(scheduler, prng.fork(), trace, {
-    faults: { ...NETWORK_FAULTS_NONE, latencyMsMeanExtra: 0.2 + 2 * (prng.nextUint32() / 2 ** 32), latencyMsMax: 10 },
-    describe: describeRaftMessage,
-    sizeBytes: () => 64,
-  });
+  const network = quietRaftNetwork(scheduler, prng, trace);
   const ids = Array.from({ length: nodes }, (_, i) => nodeId(`n${i + 1}`));
   const violations: Violation[] = [];
   const hosts = new Map<NodeId, SimHost<RaftMessage, RaftProcess>>();

@@ -44,6 +44,24 @@ import { RaftWorkload, type ReadAnswer } from './raft-workload.js';
 
 export const RAFT_MUTANT_NAMES = Object.keys(RAFT_NO_MUTANTS) as (keyof RaftMutants)[];
 
+/** The mutants a run's `--mutant` option plants (none without it). */
+export function mutantsFrom(options: ScenarioOptions): RaftMutants {
+  const mutant = options['mutant'];
+  return typeof mutant === 'string' ? { ...RAFT_NO_MUTANTS, [mutant]: true } : RAFT_NO_MUTANTS;
+}
+
+/**
+ * A healthy network for scripted Raft scenarios: no loss, no duplication, ordered streams, a
+ * latency tail drawn from the seed (0.1 ms floor, 0.2–2.2 ms mean extra, 10 ms cap).
+ */
+export function quietRaftNetwork(scheduler: Scheduler, prng: Prng, trace: TraceHash): SimNetwork<RaftMessage> {
+  return new SimNetwork<RaftMessage>(scheduler, prng.fork(), trace, {
+    faults: { ...NETWORK_FAULTS_NONE, latencyMsMeanExtra: 0.2 + 2 * (prng.nextUint32() / 2 ** 32), latencyMsMax: 10 },
+    describe: describeRaftMessage,
+    sizeBytes: () => 64,
+  });
+}
+
 export interface RaftFigures {
   readonly ok: number;
   readonly failed: number;
@@ -107,7 +125,7 @@ export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftS
   const safetyMs = numberOption(options, 'safety-s') * 1000;
   const livenessMs = numberOption(options, 'liveness-s') * 1000;
   const mutant = options['mutant'];
-  const mutants: RaftMutants = typeof mutant === 'string' ? { ...RAFT_NO_MUTANTS, [mutant]: true } : RAFT_NO_MUTANTS;
+  const mutants = mutantsFrom(options);
   const prng = new Prng(seed);
   const scheduler = new Scheduler();
   const trace = new TraceHash();
