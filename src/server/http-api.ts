@@ -16,7 +16,7 @@ import { CoordError, type CoordErrorCode } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import type {
   ConsistentCore, KvWrite, LeaseOutcome, ReadOutcome, WriteOutcome,
-} from './consistent-core.js';
+} from '../runtime/core/consistent-core.js';
 import type { WatchHub, WatchMessage } from './watch-hub.js';
 
 export interface HttpApiOptions {

@@ -18,7 +18,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { NodeId } from '../core/ids.js';
 import type { Logger } from '../ports/logger.js';
-import type { ConsistentCore } from './consistent-core.js';
+import type { ConsistentCore } from '../runtime/core/consistent-core.js';
 
 export const LEASE_STREAM_PATH = '/v1/lease/stream';
 

@@ -19,7 +19,7 @@ import { RAFT_DEFAULTS_LAN, type RaftMessage, type RaftTuning } from '../core/ra
 import { ConfigInvalidError, CoordError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { LEASE_DEFAULTS } from '../runtime/lease/index.js';
-import { ConsistentCore } from './consistent-core.js';
+import { ConsistentCore } from '../runtime/core/consistent-core.js';
 import { createHttpApi } from './http-api.js';
 import { LeaseStreamHub } from './lease-stream.js';
 import { ServerMetrics } from './metrics.js';

@@ -5,7 +5,7 @@
  * the history; if the history no longer holds its revision it is told `compacted` and closed).
  */
 import type { KvEvent, KvKeySelector } from '../core/kv/index.js';
-import type { ConsistentCore } from './consistent-core.js';
+import type { ConsistentCore } from '../runtime/core/consistent-core.js';
 
 /** Where a watcher's events go; `write` returns false when the consumer is slow (backpressure). */
 export interface WatchSink {

@@ -16,7 +16,7 @@ import { CoordError } from '../../src/errors.js';
 import { SILENT_LOGGER } from '../../src/ports/logger.js';
 import type {
   ConsistentCore, KvWrite, ReadOutcome, WriteOutcome,
-} from '../../src/server/consistent-core.js';
+} from '../../src/runtime/core/consistent-core.js';
 import { createHttpApi } from '../../src/server/http-api.js';
 import { WatchHub } from '../../src/server/watch-hub.js';
 

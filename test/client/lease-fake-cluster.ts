@@ -22,7 +22,7 @@ import {
 } from '../../src/runtime/lease/index.js';
 import type {
   ConsistentCore, KvWrite, LeaseListing, LeaseOutcome, LeaseStatus, ReadOutcome, WriteOutcome,
-} from '../../src/server/consistent-core.js';
+} from '../../src/runtime/core/consistent-core.js';
 import { createHttpApi } from '../../src/server/http-api.js';
 import { LeaseStreamHub } from '../../src/server/lease-stream.js';
 import { WatchHub } from '../../src/server/watch-hub.js';

@@ -36,7 +36,7 @@ const ALLOWED_IMPORTS: Readonly<Record<string, readonly string[]>> = {
   ports: ['core', 'ports'],
   runtime: ['core', 'ports', 'runtime', 'errors'],
   adapters: ['core', 'ports', 'adapters', 'errors'],
-  sim: ['core', 'ports', 'runtime', 'sim'],
+  sim: ['core', 'ports', 'runtime', 'sim', 'errors'],
   server: ['core', 'ports', 'runtime', 'adapters', 'server', 'errors', 'client'],
   membership: ['core', 'ports', 'runtime', 'adapters', 'membership', 'errors'],
   client: ['core', 'ports', 'adapters', 'client', 'errors'],

@@ -14,31 +14,31 @@
  * Transport-agnostic (any Transport<RaftMessage>), so tests can run it on the simulator's network
  * and the server runs it over TCP.
  */
-import type { NodeId } from '../core/ids.js';
-import type { Entry } from '../core/raft/types.js';
-import type { Random } from '../core/random.js';
+import type { NodeId } from '../../core/ids.js';
+import type { Entry } from '../../core/raft/types.js';
+import type { Random } from '../../core/random.js';
 import {
   encodeValidKvCommand, KvStore, type KvApplyResult, type KvCommand, type KvRangeRequest,
   type KvRangeResult, type KvErrorResult, type KvClientCommand, type KvStoreConfig, type KvEvent,
   type KvKeySelector,
-} from '../core/kv/index.js';
-import type { RaftEvent, RaftMessage, RaftStatus, RaftTuning } from '../core/raft/index.js';
-import type { RaftStorage } from '../runtime/raft-storage.js';
-import { canStoreSnapshots } from '../runtime/snapshot/snapshot-raft-storage.js';
+} from '../../core/kv/index.js';
+import type { RaftEvent, RaftMessage, RaftStatus, RaftTuning } from '../../core/raft/index.js';
+import type { RaftStorage } from '../raft-storage.js';
+import { canStoreSnapshots } from '../snapshot/snapshot-raft-storage.js';
 import {
   LEASE_DEFAULTS, LeaseTracker, leaseTimingOf, leaseTtlProblem, validateLeaseConfig,
   type LeaseAnswer, type LeaseConfig, type LeaseProposalOutcome,
-} from '../runtime/lease/index.js';
-import type { LeaseTiming } from '../core/kv/index.js';
-import type { Clock } from '../ports/clock.js';
-import type { Logger } from '../ports/logger.js';
-import type { Storage } from '../ports/storage.js';
-import type { Timer } from '../ports/timer.js';
-import type { Transport } from '../ports/transport.js';
-import { RaftRuntime } from '../runtime/raft/raft-runtime.js';
-import { openWal, WAL_DEFAULTS, type WalConfig } from '../runtime/wal/index.js';
-import { ConfigInvalidError, CoordError } from '../errors.js';
-import { formatConfigProblems } from '../core/config.js';
+} from '../lease/index.js';
+import type { LeaseTiming } from '../../core/kv/index.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import type { Storage } from '../../ports/storage.js';
+import type { Timer } from '../../ports/timer.js';
+import type { Transport } from '../../ports/transport.js';
+import { RaftRuntime } from '../raft/raft-runtime.js';
+import { openWal, WAL_DEFAULTS, type WalConfig } from '../wal/index.js';
+import { ConfigInvalidError, CoordError } from '../../errors.js';
+import { formatConfigProblems } from '../../core/config.js';
 
 export interface ConsistentCoreOptions {
   readonly id: NodeId;

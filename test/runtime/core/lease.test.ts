@@ -8,21 +8,21 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { nodeId, type NodeId } from '../../src/core/ids.js';
-import { KV_STORE_DEFAULTS, leaseEndBoundsMs, leaseTtlMsMin } from '../../src/core/kv/index.js';
+import { nodeId, type NodeId } from '../../../src/core/ids.js';
+import { KV_STORE_DEFAULTS, leaseEndBoundsMs, leaseTtlMsMin } from '../../../src/core/kv/index.js';
 import {
   RAFT_DEFAULTS_LOCAL, describeRaftMessage, type RaftMessage,
-} from '../../src/core/raft/index.js';
-import { SILENT_LOGGER } from '../../src/ports/logger.js';
-import type { LeaseConfig } from '../../src/runtime/lease/index.js';
+} from '../../../src/core/raft/index.js';
+import { SILENT_LOGGER } from '../../../src/ports/logger.js';
+import type { LeaseConfig } from '../../../src/runtime/lease/index.js';
 import {
   ConsistentCore, type KvWrite, type LeaseOutcome, type LeaseStatus, type WriteOutcome,
-} from '../../src/server/consistent-core.js';
-import { Prng } from '../../src/sim/prng.js';
-import { Scheduler } from '../../src/sim/scheduler.js';
-import { SimHost } from '../../src/sim/sim-host.js';
-import { NETWORK_FAULTS_NONE, SimNetwork } from '../../src/sim/sim-network.js';
-import { TraceHash } from '../../src/sim/trace-hash.js';
+} from '../../../src/runtime/core/consistent-core.js';
+import { Prng } from '../../../src/sim/prng.js';
+import { Scheduler } from '../../../src/sim/scheduler.js';
+import { SimHost } from '../../../src/sim/sim-host.js';
+import { NETWORK_FAULTS_NONE, SimNetwork } from '../../../src/sim/sim-network.js';
+import { TraceHash } from '../../../src/sim/trace-hash.js';
 
 type Unstamped<W> = W extends unknown ? Omit<W, 'clientId' | 'sequence'> : never;
 
