@@ -41,6 +41,7 @@ export {
   type ConnectOptions,
 } from './config.js';
 export { parseEndpoint, parseEndpointList } from './endpoints.js';
+export { Fence, parseFencingToken, type FenceOptions } from './fence.js';
 export {
   KvClient, type CasResult, type DeleteOptions, type GetOptions, type GetResult, type PutOptions,
   type RangeOptions, type ReadConsistency, type TxnRequest,
