@@ -5,7 +5,10 @@
  */
 import { Command, CommanderError } from 'commander';
 import { devCommand } from './commands/dev.js';
+import { electCommand } from './commands/elect.js';
 import { kvCommand } from './commands/kv.js';
+import { leaseCommand } from './commands/lease.js';
+import { lockCommand } from './commands/lock.js';
 import { memberCommand } from './commands/member.js';
 import { serverCommand } from './commands/server.js';
 import { simCommand } from './commands/sim.js';
@@ -28,7 +31,8 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     })
     .exitOverride();
   for (const command of [simCommand(io), serverCommand(io), devCommand(io), statusCommand(io),
-    kvCommand(io), watchCommand(io), memberCommand(io)]) {
+    kvCommand(io), watchCommand(io), leaseCommand(io), electCommand(io), lockCommand(io),
+    memberCommand(io)]) {
     // addCommand() does not pass the output and exit settings down; copy them explicitly.
     command.copyInheritedSettings(program);
     program.addCommand(command);

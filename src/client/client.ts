@@ -11,11 +11,14 @@ import { ConfigInvalidError, CoordError } from '../errors.js';
 import { Caller } from './caller.js';
 import { CLIENT_DEFAULTS, validateClientConfig, type ClientConfig,
   type ConnectOptions } from './config.js';
+import { Election } from './election.js';
 import { parseEndpoint } from './endpoints.js';
 import { KvClient } from './kv.js';
 import { WriteLanes } from './lanes.js';
 import { LeaseClient, type GrantLeaseOptions, type Lease } from './lease.js';
 import { LeaseStreamClient } from './lease-stream.js';
+import { acquireLock, withLock, type Lock, type LockOptions } from './lock.js';
+import type { RecipeComponents } from './recipe-driver.js';
 import { EndpointRouter } from './router.js';
 import { gatherStatus, type ClusterStatus } from './status.js';
 import { Watch, type WatchOptions, type WatchSelector } from './watch.js';
@@ -47,6 +50,7 @@ export class ConclaveClient {
   private readonly clock: Clock;
   private readonly random: Random;
   private readonly watches = new Set<Watch>();
+  private readonly recipes: RecipeComponents;
 
   /** Use `connect()`. */
   constructor(config: ClientConfig, components: ClientComponents = {}) {
@@ -68,6 +72,8 @@ export class ConclaveClient {
       signal: this.closing.signal });
     this.leases = new LeaseClient({ caller, lanes: this.lanes, stream, clock: this.clock,
       config, closing: this.closing.signal });
+    this.recipes = { kv: this.kv, leases: this.leases, clock: this.clock, config,
+      watch: (selector, options) => this.watch(selector, options) };
   }
 
   /**
@@ -110,6 +116,38 @@ export class ConclaveClient {
       onEnd: (ended) => this.watches.delete(ended) });
     this.watches.add(watch);
     return watch;
+  }
+
+  /**
+   * The election `name` (letters, digits, `.`, `_`, `-`; else a UsageError, CONCLAVE_USAGE):
+   * `campaign(id)` resolves with a leadership carrying a fencing token, a term and a `signal`
+   * that aborts when it ends; `leader()`; `observe()` (docs/elections.md).
+   *
+   * ```ts
+   * const leadership = await client.election('billing').campaign('node-a', { value: url });
+   * leadership.signal.addEventListener('abort', () => stopLeading());
+   * await fence.accept(leadership.fencingToken);   // at the resource
+   * ```
+   */
+  election(name: string): Election {
+    if (this.closing.signal.aborted) throw closedError();
+    return new Election(name, this.recipes);
+  }
+
+  /**
+   * Waits for the lock `name` and resolves once held: `{ fencingToken, term, signal, unlock() }`.
+   * Rejects as `election(name).campaign()` does (CONCLAVE_USAGE for a bad name).
+   */
+  lock(name: string, options: LockOptions = {}): Promise<Lock> {
+    if (this.closing.signal.aborted) return Promise.reject(closedError());
+    return acquireLock(this.recipes, name, this.clientId, options);
+  }
+
+  /** Runs `fn` holding the lock `name`, then unlocks (also when `fn` throws). */
+  withLock<T>(name: string, fn: (lock: Lock) => Promise<T> | T,
+    options: LockOptions = {}): Promise<T> {
+    if (this.closing.signal.aborted) return Promise.reject(closedError());
+    return withLock(this.recipes, name, this.clientId, fn, options);
   }
 
   /** The cluster's view, asked of every endpoint at once (see ClusterStatus). */

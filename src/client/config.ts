@@ -70,7 +70,11 @@ export interface ClientConfig {
   /**
    * Taken off every lease's local deadline: the lease's `signal` aborts this much earlier.
    * Covers the time between the abort and your code noticing it (a busy event loop fires
-   * timers late, never early). Unit: ms. Default: 100. Trade-off: larger leaves less of the
+   * timers late, never early). Elections and locks also use it as their stall threshold: an
+   * event-loop stall longer than this ends the leadership. Unit: ms. Default: 500. Why: Node
+   * event loops on loaded machines run timers a few hundred ms late (GC, CPU contention: 340 ms
+   * was seen on our 2-core CI under load), and a smaller margin turns those into lost
+   * leaderships; 500 ms costs 5% of the default 10 s TTL. Trade-off: larger leaves less of the
    * TTL to use; raise it for processes with long GC pauses.
    */
   readonly leaseMarginMs: number;
@@ -95,7 +99,7 @@ export const CLIENT_DEFAULTS = Object.freeze({
   redirectsMax: 3,
   watchIdleMsMax: 60_000,
   clockRateErrorMax: 0.01,
-  leaseMarginMs: 100,
+  leaseMarginMs: 500,
 }) satisfies Omit<ClientConfig, 'endpoints' | 'clientId'>;
 
 /** Longest `clientId`: the server's 128-byte limit minus room for the lane suffix. */

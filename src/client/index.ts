@@ -2,8 +2,9 @@
  * @packageDocumentation
  * The TypeScript client of Conclave's consistent core: `connect({ endpoints })` returns a
  * client with `kv` (put, get, range, delete, txn, cas), `grantLease()` and `leases`, `watch()`,
- * `status()` and `close()`, speaking the HTTP/JSON protocol of src/server/http-api.ts
- * (docs/client.md and docs/leases.md have the details).
+ * `election(name)`, `lock(name)`, `withLock()`, `status()` and `close()`, speaking the HTTP/JSON
+ * protocol of src/server/http-api.ts (docs/client.md, docs/leases.md and docs/elections.md have
+ * the details).
  *
  * Invariants the client keeps:
  * - It finds the leader by itself: it follows a follower's 307 to the leader, remembers the
@@ -20,6 +21,9 @@
  *   CONCLAVE_KV_COMPACTED instead of skipping.
  * - A held lease's `signal` aborts before any server could end the lease: at the send time of
  *   its last acknowledged keep-alive + TTL × (1 − ρ)/(1 + ρ) − leaseMarginMs.
+ * - A leadership's or lock's `signal` aborts no later than its lease's, and sooner when this
+ *   process stalled past the lease margin or its key vanished; its fencing token (the winning
+ *   key's create revision) only grows from one holder to the next.
  *
  * @example
  * ```ts
@@ -32,6 +36,9 @@
  * for await (const event of client.watch({ prefix: 'config/' }, { fromRevision: revision })) {
  *   console.log(event.type, event.kv.key, event.kv.value);
  * }
+ * const leadership = await client.election('billing').campaign('node-a');
+ * leadership.signal.addEventListener('abort', () => stopLeading()); // lost or resigned
+ * await client.withLock('nightly-report', async ({ fencingToken, signal }) => { ... });
  * client.close();
  * ```
  */
@@ -40,6 +47,9 @@ export {
   CLIENT_DEFAULTS, CLIENT_ID_LENGTH_MAX, validateClientConfig, type ClientConfig,
   type ConnectOptions,
 } from './config.js';
+export {
+  Election, Leadership, type CampaignOptions, type ElectionLeader, type ObserveOptions,
+} from './election.js';
 export { parseEndpoint, parseEndpointList } from './endpoints.js';
 export { Fence, parseFencingToken, type FenceOptions } from './fence.js';
 export {
@@ -51,6 +61,11 @@ export {
   Lease, LeaseClient, type GrantLeaseOptions, type LeaseKeepAliveResult, type LeaseListing,
   type LeaseRevokeResult, type LeaseTimeToLive,
 } from './lease.js';
+export { Lock, type LockOptions } from './lock.js';
+export {
+  LeadershipLostError, RecipeAbortedError, RECIPE_TTL_MS_DEFAULT, STALL_TICK_INTERVAL_MS,
+  type LeadershipLossReason,
+} from './recipe-driver.js';
 export {
   Watch, WatchCompactedError, type WatchOptions, type WatchSelector,
 } from './watch.js';

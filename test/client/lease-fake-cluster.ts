@@ -1,7 +1,7 @@
 /**
  * A fake consistent core for the client's lease tests, in the manner of fake-cluster.ts: N
- * HTTP servers on 127.0.0.1 running the real client protocol (http-api.ts) and the real
- * keep-alive stream (lease-stream.ts) over one shared KvStore and one real LeaseTracker on the
+ * HTTP servers on 127.0.0.1 running the real client protocol (http-api.ts, with watches) and the
+ * real keep-alive stream (lease-stream.ts) over one shared KvStore and one real LeaseTracker on the
  * system clock, with a log that commits at once. The leader is whoever the test elects (the
  * tracker then starts a new office; streams on the old leader close, as the server does).
  * `dropKeepAlives` swallows keep-alives (no answer ever comes), as a partition would.
@@ -36,6 +36,7 @@ interface FakeLeaseNode {
   readonly id: NodeId;
   readonly server: Server;
   readonly streams: LeaseStreamHub;
+  readonly watches: WatchHub;
   url: string;
   endpoint: string;
 }
@@ -47,6 +48,8 @@ export class LeaseFakeCluster {
   readonly nodes: FakeLeaseNode[] = [];
   /** When true, keep-alives get no answer (the client's local deadline must run out). */
   dropKeepAlives = false;
+  /** Every HTTP request's method and path (with its query), in arrival order, on any node. */
+  readonly requests: string[] = [];
   /** Keep-alives that reached the tracker. */
   keepAlivesSeen = 0;
   leaderId: NodeId | undefined;
@@ -88,6 +91,7 @@ export class LeaseFakeCluster {
     this.tracker.stop();
     for (const node of this.nodes) {
       node.streams.closeAll('stopping');
+      node.watches.closeAll();
       node.server.closeAllConnections();
       await new Promise<void>((resolve) => node.server.close(() => resolve()));
     }
@@ -99,6 +103,8 @@ export class LeaseFakeCluster {
     this.index += 1;
     const result = this.store.apply(this.index, command);
     this.tracker.onApplied(result);
+    // Watchers see every change, lease expiries included (the election tests wait on them).
+    for (const node of this.nodes) node.watches.notify();
     return result;
   }
 
@@ -107,15 +113,19 @@ export class LeaseFakeCluster {
     const clientUrlOf = (other: NodeId): string | undefined =>
       this.nodes.find((n) => n.id === other)?.url;
     const watches = new WatchHub(core);
-    const server = createServer(createHttpApi({ core, watches, clientUrlOf, logger: SILENT_LOGGER,
-      bodyBytesMax: 1024 * 1024, requestTimeoutMs: 2000, metrics: () => '', status: () => ({}) }));
+    const api = createHttpApi({ core, watches, clientUrlOf, logger: SILENT_LOGGER,
+      bodyBytesMax: 1024 * 1024, requestTimeoutMs: 2000, metrics: () => '', status: () => ({}) });
+    const server = createServer((req, res) => {
+      this.requests.push(`${req.method ?? '?'} ${req.url ?? '/'}`);
+      api(req, res);
+    });
     const streams = new LeaseStreamHub({ core, clientUrlOf, logger: SILENT_LOGGER });
     server.on('upgrade', (req, socket, head) => {
       if (!streams.handleUpgrade(req, socket, head)) socket.destroy();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
-    this.nodes.push({ id, server, streams, url: `http://127.0.0.1:${port}`,
+    this.nodes.push({ id, server, streams, watches, url: `http://127.0.0.1:${port}`,
       endpoint: `127.0.0.1:${port}` });
   }
 

@@ -15,9 +15,10 @@ import { FAKE_TIMING, LeaseFakeCluster } from './lease-fake-cluster.js';
 
 const FAST: Omit<ConnectOptions, 'endpoints'> = {
   requestTimeoutMs: 300, retryDeadlineMs: 1000, backoffMsMin: 1, backoffMsMax: 20,
-  leaseMarginMs: 10,
+  leaseMarginMs: 100,
 };
-const TTL_MS = 600;
+// 1.5 s: keep-alives every 500 ms leave room for timers running late on a loaded machine.
+const TTL_MS = 1500;
 
 let cluster: LeaseFakeCluster;
 const clients: ConclaveClient[] = [];
@@ -29,7 +30,7 @@ function client(options: Partial<ConnectOptions> = {}): ConclaveClient {
 }
 
 /** Waits (without sleeping on a guess) until `condition` holds; fails after `deadlineMs`. */
-async function until(condition: () => boolean, deadlineMs = 3000): Promise<void> {
+async function until(condition: () => boolean, deadlineMs = 8000): Promise<void> {
   const start = performance.now();
   while (!condition()) {
     assert.ok(performance.now() - start < deadlineMs, 'condition not reached in time');
@@ -66,7 +67,7 @@ describe('client: leases', () => {
     assert.equal(lease.ttlMs, TTL_MS);
     await c.kv.put('svc/a', 'up', { lease: lease.id });
     const seen = cluster.keepAlivesSeen;
-    await until(() => cluster.keepAlivesSeen >= seen + 7, 5000); // over two TTLs of keep-alives
+    await until(() => cluster.keepAlivesSeen >= seen + 7, 12_000); // over two TTLs of keep-alives
     assert.equal(lease.signal.aborted, false);
     assert.equal((await c.kv.get('svc/a')).kv?.lease, lease.id);
     assert.deepEqual(await lease.revoke(), { revision: cluster.store.revision, deleted: 1 });

@@ -1,10 +1,11 @@
 /**
- * What the commands that talk to a cluster share (`status`, `kv`, `watch`): the endpoint and
- * timing flags, building a client from them, and turning every failure into one clear line
- * and an exit code (2: usage, 1: the cluster could not do it) instead of a stack trace.
+ * What the commands that talk to a cluster share (`status`, `kv`, `watch`, `lease`, `elect`,
+ * `lock`): the endpoint and timing flags, building a client from them, and turning every
+ * failure into one clear line and an exit code (2: usage, 1: the cluster could not do it)
+ * instead of a stack trace.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { connect, type ConclaveClient } from '../../client/index.js';
+import { connect, type ConclaveClient, type ConnectOptions } from '../../client/index.js';
 import { parseEndpointList } from '../../client/endpoints.js';
 import { CoordError, UsageError } from '../../errors.js';
 import type { CliIo } from '../io.js';
@@ -58,8 +59,11 @@ export function resolveEndpoints(flags: ClientFlags,
   return parsed.urls;
 }
 
-export function clientFor(flags: ClientFlags): ConclaveClient {
+/** `extra`: client options a command sets from its own flags (e.g. leaseMarginMs). */
+export function clientFor(flags: ClientFlags,
+  extra: Partial<Omit<ConnectOptions, 'endpoints'>> = {}): ConclaveClient {
   return connect({
+    ...extra,
     endpoints: resolveEndpoints(flags),
     requestTimeoutMs: flags.timeoutMs ?? CLI_REQUEST_TIMEOUT_MS,
     retryDeadlineMs: flags.deadlineMs ?? CLI_DEADLINE_MS,
@@ -72,10 +76,11 @@ export function clientFor(flags: ClientFlags): ConclaveClient {
  * `write`: the command changes data, so an unknown outcome is spelled out.
  */
 export async function withClient(io: CliIo, name: string, flags: ClientFlags, write: boolean,
-  body: (client: ConclaveClient) => Promise<number>): Promise<number> {
+  body: (client: ConclaveClient) => Promise<number>,
+  extra: Partial<Omit<ConnectOptions, 'endpoints'>> = {}): Promise<number> {
   let client: ConclaveClient | undefined;
   try {
-    client = clientFor(flags);
+    client = clientFor(flags, extra);
     return await body(client);
   } catch (error) {
     return reportError(io, name, flags, write, error);

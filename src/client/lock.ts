@@ -1,0 +1,96 @@
+/**
+ * Distributed locks: `client.lock(name)` and `client.withLock(name, fn)`. A lock is the election
+ * recipe under its own key space (`conclave/lock/<name>/`): waiters line up by create revision,
+ * each watches only the one before it, and the holder's fencing token is its key's create
+ * revision, so a resource that remembers the highest token (`Fence`) refuses a holder that was
+ * paused past its lease. docs/elections.md has the recipe and the timing bounds.
+ */
+import { recipeKeys, recipeNameProblem } from '../core/election/index.js';
+import { UsageError } from '../errors.js';
+import { candidateValue, recipeTtlMs } from './election.js';
+import type { Lease } from './lease.js';
+import { runRecipe, type RecipeComponents, type RecipeHold } from './recipe-driver.js';
+
+export interface LockOptions {
+  /**
+   * The TTL of the lease granted for this lock (kept alive every TTL/3). Unit: ms. Default:
+   * 10 000. Why: above the servers' minimum TTL (about 3.1 × their longest election timeout:
+   * 6.2 s on the LAN defaults; a smaller one is refused, naming the minimum); it bounds how
+   * long a crashed holder blocks the next one. Not allowed together with `lease`.
+   */
+  readonly ttlMs?: number;
+  /**
+   * Aborts the wait: `lock()` then rejects with an AbortError (a CoordError) after deleting its
+   * key and revoking its lease. No effect once acquired (use `unlock()`).
+   */
+  readonly signal?: AbortSignal;
+  /** Hold the lock under this lease instead of granting one (never revoked here). */
+  readonly lease?: Lease;
+  /** Who holds it, stored in the lock's key for people and tools. Default: the client id. */
+  readonly id?: string;
+}
+
+/** A lock held. Its `signal` says when it ended. */
+export class Lock {
+  constructor(readonly name: string, readonly id: string, private readonly hold: RecipeHold) {}
+
+  /** The create revision of the holder's key: only grows across holders of this lock. */
+  get fencingToken(): number {
+    return this.hold.fencingToken;
+  }
+
+  /** The generation key's version after the claim: 1, 2, ... one per holding. */
+  get term(): number {
+    return this.hold.term;
+  }
+
+  get key(): string {
+    return this.hold.key;
+  }
+
+  get leaseId(): number {
+    return this.hold.leaseId;
+  }
+
+  /**
+   * Aborts on the first of: the lease's local deadline (or the lease found gone), a stall of
+   * this process longer than the lease margin, the key deleted or re-created, `unlock()`.
+   * `signal.reason` is a LeadershipLostError (code CONCLAVE_LEASE_EXPIRED, `lossReason`).
+   */
+  get signal(): AbortSignal {
+    return this.hold.signal;
+  }
+
+  /** Aborts the signal, then deletes the key and revokes the lease (if granted for it). */
+  unlock(): Promise<void> {
+    return this.hold.release('unlocked');
+  }
+}
+
+/** Waits for the lock `name`; rejects as `Election.campaign` does. */
+export async function acquireLock(c: RecipeComponents, name: string, clientId: string,
+  options: LockOptions = {}): Promise<Lock> {
+  const problem = recipeNameProblem(name);
+  if (problem !== undefined) throw new UsageError(`lock name: ${problem}`);
+  const id = options.id ?? clientId;
+  const hold = await runRecipe(c, { keys: recipeKeys('lock', name), value: candidateValue(id, ''),
+    ttlMs: recipeTtlMs(options),
+    ...(options.lease === undefined ? {} : { lease: options.lease }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }) });
+  return new Lock(name, id, hold);
+}
+
+/**
+ * Runs `fn` holding the lock, then unlocks (also when `fn` throws). `fn` should stop when
+ * `lock.signal` aborts and pass `lock.fencingToken` to what it writes to. A failed unlock is
+ * not reported: the lock then ends with its lease, within its TTL.
+ */
+export async function withLock<T>(c: RecipeComponents, name: string, clientId: string,
+  fn: (lock: Lock) => Promise<T> | T, options: LockOptions = {}): Promise<T> {
+  const lock = await acquireLock(c, name, clientId, options);
+  try {
+    return await fn(lock);
+  } finally {
+    await lock.unlock().catch(() => undefined);
+  }
+}
