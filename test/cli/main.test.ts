@@ -36,7 +36,7 @@ describe('cli', () => {
     const r = await run(['sim', '--scenario', 'heartbeat', '--nodes', 'many']);
     assert.equal(r.code, 2);
     assert.match(r.err, /--nodes/);
-    assert.match(r.err, /integer from 2 to 64/);
+    assert.match(r.err, /integer from \d+ to \d+/);
   });
 
   test('an unknown scenario lists the choices, exit 2', async () => {

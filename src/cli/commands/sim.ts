@@ -45,6 +45,11 @@ async function runSim(io: CliIo, opts: Record<string, unknown>, command: Command
     return 2;
   }
   const options = scenarioOptions(scenario, opts);
+  const outOfRange = optionProblems(scenario, options);
+  if (outOfRange.length > 0) {
+    io.err(`conclave sim: ${outOfRange.join('; ')} (scenario '${scenario.name}')`);
+    return 2;
+  }
   const firstSeed = typeof opts['seed'] === 'number' ? opts['seed'] : randomInt(0, SEED_MAX);
   const seedCount = opts['seeds'] as number;
   const json = opts['json'] === true;
@@ -156,12 +161,41 @@ function printFailure(io: CliIo, scenario: Scenario<unknown>, result: SeedResult
   io.out(`  replay: ${replayCommand(scenario, result.seed, options)}`);
 }
 
+/**
+ * One option per flag name. Scenarios may share a name with different choices (each has its own
+ * `--mutant` list): the option accepts their union, and `optionProblems` then holds the value
+ * to the chosen scenario's own choices and range.
+ */
 function allScenarioFlags(): ScenarioFlag[] {
   const byName = new Map<string, ScenarioFlag>();
   for (const scenario of SCENARIOS.values()) {
-    for (const flag of scenario.flags) if (!byName.has(flag.name)) byName.set(flag.name, flag);
+    for (const flag of scenario.flags) {
+      const seen = byName.get(flag.name);
+      if (seen === undefined) byName.set(flag.name, flag);
+      else if (seen.choices !== undefined && flag.choices !== undefined) {
+        const choices = [...new Set([...seen.choices, ...flag.choices])];
+        byName.set(flag.name, { ...seen, choices });
+      }
+    }
   }
   return [...byName.values()];
+}
+
+/** Values outside the chosen scenario's own range or choices (shared options accept more). */
+function optionProblems(scenario: Scenario<unknown>, options: ScenarioOptions): string[] {
+  const problems: string[] = [];
+  for (const flag of scenario.flags) {
+    const value = options[flag.name];
+    if (value === undefined || value === flag.defaultValue) continue;
+    if (flag.choices !== undefined && !flag.choices.includes(String(value))) {
+      problems.push(`--${flag.name} must be one of ${flag.choices.join(', ')}`);
+    }
+    if (typeof value === 'number' && ((flag.min !== undefined && value < flag.min)
+      || (flag.max !== undefined && value > flag.max))) {
+      problems.push(`--${flag.name} must be from ${flag.min ?? '-∞'} to ${flag.max ?? '∞'}`);
+    }
+  }
+  return problems;
 }
 
 function optionFor(flag: ScenarioFlag): Option {

@@ -32,8 +32,8 @@
  */
 export { LeaseTracker } from './lease-tracker.js';
 export {
-  LEASE_DEFAULTS, leaseTimingOf, leaseTtlProblem, validateLeaseConfig, type LeaseConfig,
-  type LeaseRaftTiming,
+  LEASE_DEFAULTS, LEASE_NO_MUTANTS, leaseTimingOf, leaseTtlProblem, validateLeaseConfig,
+  type LeaseConfig, type LeaseMutants, type LeaseRaftTiming,
 } from './lease-config.js';
 export type {
   LeaseAnswer, LeaseProposalOutcome, LeaseTrackerComponents, LeaseTrackerStats, LeaseView,

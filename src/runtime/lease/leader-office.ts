@@ -131,7 +131,9 @@ export class LeaderOffice {
     for (const lease of this.c.leases.leases()) {
       const fromLog = this.sinceMs + lease.remainingMs;
       const shadow = shadowOf(lease.id);
-      const atMs = lease.renewing ? this.sinceMs + lease.ttlMs
+      // MUTANT ttlResetOnElection: every lease restarts its full TTL here (etcd's bug).
+      const atMs = lease.renewing || this.config.mutants?.ttlResetOnElection === true
+        ? this.sinceMs + lease.ttlMs
         : shadow === undefined ? fromLog
           : shadow.arrivalKnown ? shadow.atMs : Math.min(shadow.atMs, fromLog);
       this.setDeadline(lease.id, atMs);
@@ -289,7 +291,11 @@ export class LeaderOffice {
   private startExpire(): void {
     if (this.closed || this.expireInflight || this.expireQueue.length === 0) return;
     this.expireInflight = true;
-    this.c.confirmLeadership((confirmed) => {
+    // MUTANT deposedLeaderRevokes: the expiry goes out without a leadership confirmation.
+    const confirm = this.config.mutants?.deposedLeaderRevokes === true
+      ? (done: (confirmed: boolean) => void): void => done(true)
+      : (done: (confirmed: boolean) => void): void => this.c.confirmLeadership(done);
+    confirm((confirmed) => {
       if (this.closed) return;
       if (!confirmed) {
         this.expireInflight = false;

@@ -6,6 +6,32 @@
 import type { ConfigProblem } from '../../core/config.js';
 import { leaseTtlMsMin, type LeaseTiming } from '../../core/kv/lease-timing.js';
 
+/**
+ * TEST-ONLY planted bugs. Each flag turns on one small, clearly marked branch of the lease
+ * tracker that breaks a rule of docs/leases.md, so the simulator (`conclave sim --scenario lease
+ * --mutant NAME`) can prove that its checkers catch it. Production configs leave `mutants` out;
+ * nothing outside tests should ever set one.
+ */
+export interface LeaseMutants {
+  /**
+   * Rules 4 and 5 broken: an office is not closed when its node stops leading. It keeps its
+   * deadlines, answers keep-alives, proposes expiries without a leadership confirmation, and
+   * carries on unchanged (nothing re-read from the log) when its node leads again.
+   */
+  readonly deposedLeaderRevokes: boolean;
+  /**
+   * Rule 3 broken (etcd-io/etcd#9395): a new leader restarts every lease's full TTL at its
+   * election instead of counting on from the log's remaining TTL.
+   */
+  readonly ttlResetOnElection: boolean;
+}
+
+/** No mutant: what a config without `mutants` means. */
+export const LEASE_NO_MUTANTS: LeaseMutants = Object.freeze({
+  deposedLeaderRevokes: false,
+  ttlResetOnElection: false,
+});
+
 export interface LeaseConfig {
   /**
    * How often the leader records, through the log, the remaining TTL of every lease kept alive
@@ -32,6 +58,8 @@ export interface LeaseConfig {
    * heartbeat interval).
    */
   readonly retryDelayMs: number;
+  /** TEST-ONLY planted bugs, see {@link LeaseMutants}. Default: absent (no mutant). */
+  readonly mutants?: LeaseMutants;
 }
 
 export const LEASE_DEFAULTS: LeaseConfig = Object.freeze({
@@ -55,6 +83,13 @@ export function validateLeaseConfig(config: LeaseConfig, raft: LeaseRaftTiming):
     const value = config[field];
     if (!Number.isSafeInteger(value) || value < 1) {
       problems.push({ field, value, rule: 'must be an integer >= 1' });
+    }
+  }
+  const mutants: unknown = config.mutants;
+  for (const name of mutants === undefined ? [] : Object.keys(LEASE_NO_MUTANTS)) {
+    const value: unknown = (mutants as Record<string, unknown> | null)?.[name];
+    if (typeof value !== 'boolean') {
+      problems.push({ field: `mutants.${name}`, value, rule: 'must be a boolean' });
     }
   }
   const rho = raft.clockRateErrorMax;

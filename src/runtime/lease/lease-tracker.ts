@@ -56,6 +56,8 @@ export class LeaseTracker {
   /** This replica leads `term` from now on. */
   becomeLeader(term: number): void {
     if (this.stopped || this.office?.term === term) return;
+    // MUTANT deposedLeaderRevokes: an office left open by an earlier term carries on.
+    if (this.config.mutants?.deposedLeaderRevokes === true && this.office !== undefined) return;
     this.office?.close();
     this.office = new LeaderOffice(term, this.c.clock.monotonicMs(), this.config, this.c,
       this.counters);
@@ -64,8 +66,9 @@ export class LeaseTracker {
 
   /** This replica no longer leads: stop at once. */
   becomeFollower(): void {
-    this.office?.close();
-    this.office = undefined;
+    // MUTANT deposedLeaderRevokes: the office stays open after its node stopped leading.
+    if (this.config.mutants?.deposedLeaderRevokes === true) return;
+    this.closeOffice();
   }
 
   /**
@@ -132,6 +135,11 @@ export class LeaseTracker {
 
   stop(): void {
     this.stopped = true;
-    this.becomeFollower();
+    this.closeOffice();
+  }
+
+  private closeOffice(): void {
+    this.office?.close();
+    this.office = undefined;
   }
 }

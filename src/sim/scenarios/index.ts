@@ -2,6 +2,7 @@
 import type { Scenario } from '../scenario.js';
 import { gossipScenario } from './gossip/index.js';
 import { heartbeatScenario } from './heartbeat.js';
+import { leaseScenario } from './lease/index.js';
 import { raftAckCrashScenario } from './raft/ack-crash-scenario.js';
 import { raftFigure8Scenario } from './raft/figure8-scenario.js';
 import { raftPartialPartitionScenario } from './raft/partial-partition-scenario.js';
@@ -16,4 +17,5 @@ export const SCENARIOS: ReadonlyMap<string, Scenario<unknown>> = new Map<string,
   [raftAckCrashScenario.name, raftAckCrashScenario as Scenario<unknown>],
   [raftVoteRestartScenario.name, raftVoteRestartScenario as Scenario<unknown>],
   [gossipScenario.name, gossipScenario as Scenario<unknown>],
+  [leaseScenario.name, leaseScenario as Scenario<unknown>],
 ]);

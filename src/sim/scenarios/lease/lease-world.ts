@@ -1,0 +1,211 @@
+/**
+ * The simulated world of the lease scenario: consistent-core members (the real ConsistentCore:
+ * RaftRuntime, write-ahead log on SimStorage, KvStore, LeaseTracker) on SimHosts, simulated
+ * clients on their own drifting clocks, one network for Raft and client traffic alike, and an
+ * operator that hands leadership over now and then. Phase 2's election and lock recipes plug
+ * into `clients` (SimCoreClient).
+ */
+import { nodeId, type NodeId } from '../../../core/ids.js';
+import { KV_STORE_DEFAULTS } from '../../../core/kv/index.js';
+import type { RaftMessage } from '../../../core/raft/index.js';
+import { randomFloat, randomInt } from '../../../core/random.js';
+import { SILENT_LOGGER } from '../../../ports/logger.js';
+import type { Transport, TransportHandler } from '../../../ports/transport.js';
+import { ConsistentCore } from '../../../runtime/core/index.js';
+import { WAL_DEFAULTS } from '../../../runtime/wal/index.js';
+import type { NemesisTarget } from '../../nemesis.js';
+import type { Prng } from '../../prng.js';
+import type { Violation } from '../../scenario.js';
+import type { Scheduler } from '../../scheduler.js';
+import { SimClock } from '../../sim-clock.js';
+import { SimHost, type HostContext } from '../../sim-host.js';
+import { SimNetwork } from '../../sim-network.js';
+import type { TraceHash } from '../../trace-hash.js';
+import { CoreServer, describeLeaseNetMessage, type LeaseNetMessage } from './core-protocol.js';
+import type { LeaseChecker } from './lease-checker.js';
+import type { LeaseSettings } from './lease-settings.js';
+import { SimCoreClient } from './sim-core-client.js';
+
+export interface MemberProcess {
+  readonly core: ConsistentCore;
+  halt(): void;
+}
+
+export type MemberHost = SimHost<LeaseNetMessage, MemberProcess>;
+
+export interface WorldCounts {
+  /** Elections won (a member became leader). */
+  leaderChanges: number;
+  transfers: number;
+}
+
+export class LeaseWorld {
+  readonly network: SimNetwork<LeaseNetMessage>;
+  readonly ids: readonly NodeId[];
+  readonly hosts = new Map<NodeId, MemberHost>();
+  readonly clients: SimCoreClient[] = [];
+  readonly counts: WorldCounts = { leaderChanges: 0, transfers: 0 };
+  /** Failures of the machinery itself (storage, recovery), reported as violations. */
+  readonly violations: Violation[] = [];
+
+  constructor(
+    private readonly prng: Prng,
+    readonly scheduler: Scheduler,
+    trace: TraceHash,
+    readonly settings: LeaseSettings,
+    private readonly checker: LeaseChecker,
+  ) {
+    this.network = new SimNetwork<LeaseNetMessage>(scheduler, prng.fork(), trace, {
+      faults: settings.network, describe: describeLeaseNetMessage, sizeBytes: () => 64,
+    });
+    this.ids = Array.from({ length: settings.nodes }, (_, i) => nodeId(`n${i + 1}`));
+    for (const id of this.ids) {
+      this.hosts.set(id, new SimHost(id, scheduler, this.network, prng.fork(), {
+        clock: { driftRate: 0, monotonicOffsetMs: randomInt(prng, 0, 100_000), wallOffsetMs: 0 },
+        storage: { syncLatencyMs: 0.1 + 0.9 * randomFloat(prng), unsyncedSurvivalRate: 0.5 },
+      }, (context) => this.startMember(context)));
+    }
+    settings.clientDriftRates.forEach((driftRate, i) => this.addClient(i, driftRate));
+  }
+
+  /** The member that leads now (by its own account), if exactly one up member says so. */
+  leader(): MemberHost | undefined {
+    const leaders = [...this.hosts.values()].filter((host) =>
+      host.process?.core.status().role === 'leader');
+    return leaders.length === 1 ? leaders[0] : undefined;
+  }
+
+  /** What the nemesis acts on: the members (clients never crash). */
+  nemesisTarget(): NemesisTarget {
+    return {
+      nodeIds: this.ids,
+      network: this.network as SimNetwork<unknown>,
+      isUp: (id) => this.host(id).isUp,
+      crash: (id) => this.host(id).crash(),
+      restart: (id) => {
+        if (!this.host(id).isUp) this.host(id).restart();
+      },
+      pause: (id, ms) => this.host(id).pause(ms),
+      setDriftRate: (id, rate) => this.host(id).clock.setDriftRate(rate),
+    };
+  }
+
+  /** Ends every fault: links healed, no duplicates, every member up and running. */
+  healAll(): void {
+    this.network.heal();
+    this.network.setFaults({ ...this.network.currentFaults, lossRate: 0, duplicateRate: 0 });
+    for (const host of this.hosts.values()) {
+      host.resume();
+      if (!host.isUp) host.restart();
+    }
+  }
+
+  /**
+   * Hands leadership over every so often (exponential gaps of `meanMs`) until `stopAtMs`: to
+   * a random other member, or (one time in three) to the most up-to-date one. A transfer is
+   * an operator's act, not a fault: the lease bounds must hold through it.
+   */
+  startTransfers(meanMs: number, stopAtMs: number): void {
+    const next = (): void => {
+      const gapMs = -Math.log(1 - randomFloat(this.prng)) * meanMs;
+      if (this.scheduler.nowMs + gapMs >= stopAtMs) return;
+      this.scheduler.schedule(gapMs, () => {
+        this.transfer();
+        next();
+      });
+    };
+    next();
+  }
+
+  private transfer(): void {
+    const leader = this.leader();
+    if (leader === undefined) return;
+    const others = this.ids.filter((id) => id !== leader.id);
+    const target = randomInt(this.prng, 0, 3) === 0 ? undefined
+      : others[randomInt(this.prng, 0, others.length)];
+    this.counts.transfers++;
+    leader.submit((p) => p.core.runtime.transferLeadership(target, () => undefined));
+  }
+
+  private host(id: NodeId): MemberHost {
+    return this.hosts.get(id)!;
+  }
+
+  private addClient(index: number, driftRate: number): void {
+    const id = nodeId(`c${index + 1}`);
+    const clock = new SimClock(this.scheduler, {
+      driftRate, monotonicOffsetMs: randomInt(this.prng, 0, 100_000), wallOffsetMs: 0,
+    });
+    const { tuning } = this.settings;
+    this.clients.push(new SimCoreClient(id, clock, this.network.attach(id), this.prng.fork(), {
+      members: this.ids,
+      attemptTimeoutMs: 2 * tuning.electionTimeoutMsMax,
+      callTimeoutMs: 4 * tuning.electionTimeoutMsMax,
+      retryDelayMs: tuning.heartbeatIntervalMs,
+    }));
+  }
+
+  /**
+   * One life of a member: its ConsistentCore on the host's ports, Raft messages unwrapped to it,
+   * client requests served by a CoreServer. Nothing is sent once the process is halted (a
+   * kill -9 says nothing).
+   */
+  private startMember(context: HostContext<LeaseNetMessage>): MemberProcess {
+    let alive = true;
+    const send = (to: NodeId, message: LeaseNetMessage): void => {
+      if (alive) context.transport.send(to, message);
+    };
+    let raftHandler: TransportHandler<RaftMessage> | undefined;
+    const raftTransport: Transport<RaftMessage> = {
+      localId: context.id,
+      send: (to, message) => send(to, { kind: 'raft', message }),
+      sendDatagram: (to, message) => {
+        if (alive) context.transport.sendDatagram(to, { kind: 'raft', message });
+      },
+      setHandler: (handler) => {
+        raftHandler = handler;
+      },
+      close: () => undefined,
+    };
+    const server = new CoreServer(context.id, send, () => this.scheduler.nowMs, this.checker);
+    let core: ConsistentCore | undefined;
+    context.transport.setHandler({
+      onMessage: (from, message) => {
+        if (message.kind === 'raft') raftHandler?.onMessage(from, message.message);
+        else if (message.kind === 'request' && core !== undefined) {
+          server.serve(core, from, message.attemptId, message.request);
+        }
+      },
+      onPeerReset: (peer) => raftHandler?.onPeerReset?.(peer),
+    });
+    this.checker.memberStarted(context.id);
+    core = this.openCore(context, raftTransport, () => {
+      if (core === undefined) return;
+      this.checker.memberApplied(context.id, core.store);
+      server.onApplied(core);
+    });
+    const opened = core;
+    return { core: opened, halt: () => {
+      alive = false;
+      opened.stop();
+    } };
+  }
+
+  private openCore(context: HostContext<LeaseNetMessage>, transport: Transport<RaftMessage>,
+    onApplied: () => void): ConsistentCore {
+    const { settings } = this;
+    const nowMs = (): number => this.scheduler.nowMs;
+    return ConsistentCore.open({
+      id: context.id, voters: this.ids, raft: settings.tuning, kv: KV_STORE_DEFAULTS,
+      wal: { ...WAL_DEFAULTS, segmentBytesMax: 64 * 1024 }, lease: settings.lease,
+    }, {
+      clock: context.clock, timer: context.timer, transport, storage: context.storage,
+      random: context.random, logger: SILENT_LOGGER, onApplied,
+      onRaftEvent: (event) => {
+        if (event.kind === 'role-changed' && event.to === 'leader') this.counts.leaderChanges++;
+      },
+      onFatal: (error) => this.violations.push({ checker: 'storage', atMs: nowMs(),
+        message: `${context.id}: ${error.message}` }),
+    });
+  }
+}
