@@ -23,16 +23,18 @@ const STOP_GRACE_MS = 3_000;
 const USAGE = `usage: npm run bench -- <suite>... [--vs etcd] [options]
 
 suites:
-${SUITES.map((s) => `  ${s.name.padEnd(9)} ${s.summary}`).join('\n')}
-${Object.entries(LATER_SUITES).map(([name, what]) => `  ${name.padEnd(9)} ${what}`).join('\n')}
+${[...SUITES.map((s) => `  ${s.name.padEnd(9)} ${s.summary}`),
+  ...Object.entries(LATER_SUITES).map(([name, what]) => `  ${name.padEnd(9)} ${what}`)].join('\n')}
 
 options:
   --vs etcd        also start a 3-member etcd cluster (installed with apt-get when missing)
                    and print Conclave/etcd ratios
   --warmup-s S     warm-up before each window (default ${BENCH_DEFAULTS.warmupMs / 1000})
-  --window-s S     measured window (default ${BENCH_DEFAULTS.windowMs / 1000})
+  --window-s S     measured window (default ${BENCH_DEFAULTS.windowMs / 1000};
+                   the idle suite's default is ${BENCH_DEFAULTS.idleWindowMs / 1000})
   --inflight LIST  requests in flight for put (default ${BENCH_DEFAULTS.inflightLevels.join(',')})
   --kills N        leader kills per system and timing in failover (default ${BENCH_DEFAULTS.kills})
+  --members N      simulated members in gossip (default ${BENCH_DEFAULTS.gossipMembers})
   --out DIR        where results go (default bench/results)
   --keep-data      keep the members' data directories and logs
   --cpu-prof       run Conclave's servers under node --cpu-prof (profiles in <out>/profiles/)
@@ -55,6 +57,7 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
     options: {
       vs: { type: 'string' }, 'warmup-s': { type: 'string' }, 'window-s': { type: 'string' },
       inflight: { type: 'string' }, kills: { type: 'string' }, out: { type: 'string' },
+      members: { type: 'string' },
       'keep-data': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -80,11 +83,17 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
   };
   const inflightLevels = values.inflight === undefined ? BENCH_DEFAULTS.inflightLevels
     : values.inflight.split(',').map((n) => number('--inflight', n, 1, 1));
+  const windowMs =
+    1000 * number('--window-s', values['window-s'], BENCH_DEFAULTS.windowMs / 1000, 0.5);
   const options: BenchOptions = {
     warmupMs: 1000 * number('--warmup-s', values['warmup-s'], BENCH_DEFAULTS.warmupMs / 1000, 0),
-    windowMs: 1000 * number('--window-s', values['window-s'], BENCH_DEFAULTS.windowMs / 1000, 0.5),
+    windowMs,
     inflightLevels: inflightLevels.map(Math.round),
     kills: Math.round(number('--kills', values.kills, BENCH_DEFAULTS.kills, 1)),
+    idleWindowMs: values['window-s'] === undefined ? BENCH_DEFAULTS.idleWindowMs : windowMs,
+    // The gossip scenario's own bounds: at least 8 members, at most 5,000.
+    gossipMembers:
+      Math.round(number('--members', values.members, BENCH_DEFAULTS.gossipMembers, 8)),
   };
   if (problems.length > 0) return problems.join('; ');
   return {

@@ -19,6 +19,16 @@ export interface BenchOptions {
   readonly inflightLevels: readonly number[];
   /** Leader kills per system and timing setting in the failover suite. */
   readonly kills: number;
+  /**
+   * The idle suite's window: `--window-s` when given, else 30 s (idle CPU is small, and a long
+   * window averages over many heartbeats and timer ticks). Unit: ms.
+   */
+  readonly idleWindowMs: number;
+  /**
+   * Members of the simulated gossip cluster. Default: 1,000 (the issue's size; about 15 min per
+   * seed and Lifeguard setting on this machine); 100 takes seconds.
+   */
+  readonly gossipMembers: number;
 }
 
 export const BENCH_DEFAULTS: BenchOptions = Object.freeze({
@@ -26,6 +36,8 @@ export const BENCH_DEFAULTS: BenchOptions = Object.freeze({
   windowMs: 10_000,
   inflightLevels: Object.freeze([1, 64, 256]),
   kills: 10,
+  idleWindowMs: 30_000,
+  gossipMembers: 1_000,
 });
 
 export interface BenchContext {

@@ -1,28 +1,37 @@
 /**
  * The load generator: its own Node process (so its CPU is measured apart from the harness), the
- * same code for both systems. `inflight` closed-loop writers each keep one put outstanding on
+ * same code for both systems. `inflight` closed-loop lanes each keep one request outstanding on
  * their own keep-alive connection to the leader: a warm-up, then a fixed window in which every
- * completion is counted and its latency kept. Talks to the harness over the IPC channel:
- * `window-start` when the window opens, then `done` with the figures.
+ * completion is counted and its latency kept. What a lane sends is its `kind` (lib/requests.ts):
+ * puts by default, range reads, or lease grants, keep-alives and revokes. Talks to the harness
+ * over the IPC channel: `window-start` when the window opens, then `done` with the figures.
  *
  * Run by the harness as: node --import tsx bench/lib/load-client.ts '<LoadClientOptions JSON>'
  */
+import { readFileSync } from 'node:fs';
 import * as http from 'node:http';
 import { post } from './http.js';
+import { requestSource, type RequestKind, type RequestSource } from './requests.js';
 import { LatencyRecorder, type LatencySummary } from './stats.js';
-import { putEncoder, valueOf, type SystemName } from './wire.js';
+import type { SystemName } from './wire.js';
 
 export interface LoadClientOptions {
   readonly system: SystemName;
-  /** host:port of the member to send every put to (the leader). */
+  /** host:port of the member to send every request to (the leader). */
   readonly endpoint: string;
-  /** Closed-loop writers, each with one request outstanding. Unit: requests. */
+  /** Closed-loop lanes, each with one request outstanding. Unit: requests. */
   readonly inflight: number;
   readonly warmupMs: number;
   readonly windowMs: number;
   readonly keySpaceSize: number;
   readonly keyBytes: number;
   readonly valueBytes: number;
+  /** What to send. Default: put. */
+  readonly kind?: RequestKind;
+  /** TTL of granted leases (lease-grant). Unit: s. */
+  readonly leaseTtlS?: number;
+  /** A JSON file holding the lease ids to keep alive or revoke (an array of decimal strings). */
+  readonly leaseIdsFile?: string;
 }
 
 export type LoadClientMessage =
@@ -30,67 +39,108 @@ export type LoadClientMessage =
   | { readonly kind: 'done'; readonly result: LoadClientResult };
 
 export interface LoadClientResult {
-  /** Puts acknowledged with 200 inside the window. */
+  /** Requests answered with 200 (and accepted) inside the window. */
   readonly ops: number;
-  /** Puts that failed (non-200 or no answer) inside the window. */
+  /** Requests that failed (non-200, refused answer or no answer) inside the window. */
   readonly errors: number;
   readonly firstError: string | undefined;
-  /** The window's real length. Unit: ms. */
+  /** The window's real length (shorter when a pool of leases to revoke ran out). Unit: ms. */
   readonly windowMs: number;
   readonly latency: LatencySummary;
+  /** lease-grant: every lease id granted, warm-up included. */
+  readonly leaseIds: readonly string[];
 }
 
-/** A request gives up after this long (a healthy put takes milliseconds). Unit: ms. */
+/** A request gives up after this long (a healthy one takes milliseconds). Unit: ms. */
 const REQUEST_TIMEOUT_MS = 10_000;
 /** Pause after a failed request, so a broken endpoint is not hammered in a hot loop. Unit: ms. */
 const ERROR_PAUSE_MS = 10;
 
-async function main(options: LoadClientOptions): Promise<void> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.inflight });
-  const encoder = putEncoder(options.system, options.keySpaceSize, options.keyBytes,
-    valueOf(options.valueBytes));
-  const recorder = new LatencyRecorder();
-  let phase: 'warmup' | 'window' | 'done' = 'warmup';
-  let errors = 0;
-  let firstError: string | undefined;
-  const writer = async (lane: number): Promise<void> => {
+type Phase = 'warmup' | 'window' | 'drain' | 'done';
+
+class Lanes {
+  phase: Phase = 'warmup';
+  readonly recorder = new LatencyRecorder();
+  errors = 0;
+  firstError: string | undefined;
+  /** Resolves when the first lane finds its source used up (the pool of leases to revoke). */
+  readonly exhausted: Promise<void>;
+  private markExhausted: () => void = () => undefined;
+  private readonly agent: http.Agent;
+
+  constructor(private readonly options: LoadClientOptions, readonly source: RequestSource) {
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: options.inflight });
+    this.exhausted = new Promise((resolve) => (this.markExhausted = resolve));
+  }
+
+  /** One closed-loop lane: sends until the run is done or its source runs out. */
+  async lane(lane: number): Promise<void> {
     const clientId = `bench-${process.pid}-${lane}`;
-    for (let sequence = 1; phase !== 'done'; sequence++) {
-      const keyIndex = Math.floor(Math.random() * options.keySpaceSize);
+    const { endpoint } = this.options;
+    const { path, keepBody } = this.source;
+    for (let sequence = 1; this.phase !== 'done'; sequence++) {
+      const body = this.source.next(lane, clientId, sequence);
+      if (body === undefined) return this.markExhausted();
       const startMs = performance.now();
       let failure: string | undefined;
       try {
-        const body = encoder.body(keyIndex, clientId, sequence);
-        const answer = await post(options.endpoint, encoder.path, body,
-          { agent, timeoutMs: REQUEST_TIMEOUT_MS, keepBody: false });
-        if (answer.status !== 200) failure = `HTTP ${answer.status}`;
+        const answer = await post(endpoint, path, body,
+          { agent: this.agent, timeoutMs: REQUEST_TIMEOUT_MS, keepBody });
+        const text = answer.body.slice(0, 200);
+        if (answer.status !== 200) failure = `HTTP ${answer.status} ${text}`.trimEnd();
+        else if (!this.source.accept(answer.body)) failure = `refused: ${text}`;
       } catch (error) {
         failure = error instanceof Error ? error.message : String(error);
       }
-      const inWindow = phase === 'window';
+      const inWindow = this.phase === 'window';
       if (failure === undefined) {
-        if (inWindow) recorder.record(performance.now() - startMs);
+        if (inWindow) this.recorder.record(performance.now() - startMs);
         continue;
       }
       if (inWindow) {
-        errors++;
-        firstError ??= failure;
+        this.errors++;
+        this.firstError ??= failure;
       }
-      await new Promise((resolve) => setTimeout(resolve, ERROR_PAUSE_MS));
+      await sleep(ERROR_PAUSE_MS);
     }
-  };
-  const lanes = Array.from({ length: options.inflight }, (_, lane) => writer(lane));
-  await new Promise((resolve) => setTimeout(resolve, options.warmupMs));
-  phase = 'window';
+  }
+}
+
+async function main(options: LoadClientOptions): Promise<void> {
+  const leaseIds = options.leaseIdsFile === undefined ? []
+    : JSON.parse(readFileSync(options.leaseIdsFile, 'utf8')) as string[];
+  const source = requestSource({
+    system: options.system, kind: options.kind ?? 'put', keySpaceSize: options.keySpaceSize,
+    keyBytes: options.keyBytes, valueBytes: options.valueBytes,
+    leaseTtlS: options.leaseTtlS ?? 60, leaseIds,
+  });
+  const lanes = new Lanes(options, source);
+  const running = Promise.all(Array.from({ length: options.inflight }, (_, i) => lanes.lane(i)));
+  // A source that runs out (revokes) ends the warm-up or the window early: from then on fewer
+  // lanes are busy, which is no longer the load asked for.
+  await Promise.race([sleep(options.warmupMs), lanes.exhausted]);
+  lanes.phase = 'window';
   const windowStartMs = performance.now();
   send({ kind: 'window-start' });
-  await new Promise((resolve) => setTimeout(resolve, options.windowMs));
-  phase = 'done';
+  await Promise.race([sleep(options.windowMs), lanes.exhausted]);
   const windowMs = performance.now() - windowStartMs;
-  const result = { ops: recorder.size, errors, firstError, windowMs, latency: recorder.summary() };
-  // Report at once: writers still waiting on a reply are not counted, and need not be awaited.
-  send({ kind: 'done', result }, () => process.exit(0));
-  await Promise.all(lanes);
+  lanes.phase = source.afterWindow === 'drain' ? 'drain' : 'done';
+  if (source.afterWindow === 'finish') await running;
+  const result: LoadClientResult = {
+    ops: lanes.recorder.size, errors: lanes.errors, firstError: lanes.firstError, windowMs,
+    latency: lanes.recorder.summary(), leaseIds: source.produced(),
+  };
+  if (source.afterWindow !== 'drain') {
+    // Report and exit at once: lanes still waiting on a reply are not counted.
+    return send({ kind: 'done', result }, () => process.exit(0));
+  }
+  send({ kind: 'done', result });
+  await running;
+  process.exit(0);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function send(message: LoadClientMessage, then?: () => void): void {

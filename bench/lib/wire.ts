@@ -59,6 +59,32 @@ export function putEncoder(system: SystemName, keySpaceSize: number, keyBytes: n
   }
 }
 
+/** Linearizable (the default of both systems) or serializable (local state, maybe stale). */
+export type ReadConsistency = 'linearizable' | 'serializable';
+
+export interface RangeEncoder {
+  readonly path: string;
+  /** The JSON body of a range read of the one key with this index. */
+  body(keyIndex: number): string;
+}
+
+/** A one-key range read: Conclave's `consistency` field, etcd's `serializable` flag. */
+export function rangeEncoder(system: SystemName, keySpaceSize: number, keyBytes: number,
+  consistency: ReadConsistency): RangeEncoder {
+  switch (system) {
+    case 'conclave': {
+      const keys = Array.from({ length: keySpaceSize }, (_, i) => keyOf(i, keyBytes));
+      const tail = consistency === 'serializable' ? '","consistency":"serializable"}' : '"}';
+      return { path: '/v1/kv/range', body: (i) => `{"key":"${keys[i]}${tail}` };
+    }
+    case 'etcd': {
+      const keys = Array.from({ length: keySpaceSize }, (_, i) => base64(keyOf(i, keyBytes)));
+      const tail = `","serializable":${consistency === 'serializable'}}`;
+      return { path: '/v3/kv/range', body: (i) => `{"key":"${keys[i]}${tail}` };
+    }
+  }
+}
+
 export function base64(text: string): string {
   return Buffer.from(text, 'utf8').toString('base64');
 }
