@@ -69,8 +69,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     raft: raftTuning(config),
     kv: KV_STORE_DEFAULTS,
     // A checkpoint takes a commit round: never more often than heartbeats.
+    // Keep-alives arriving a few at a time share one heartbeat round (docs/leases.md, rule 1).
     lease: { ...LEASE_DEFAULTS, checkpointIntervalMs: Math.max(LEASE_DEFAULTS.checkpointIntervalMs,
-      config.heartbeatMs) },
+      config.heartbeatMs), keepAliveLingerMs: config.heartbeatMs },
   }, {
     clock, timer: clock, random, logger: logger.child({ component: 'raft' }),
     transport: measurePeerRoundTrips(transport, clock, (_peer, ms) => metrics.peerRoundTrip.observe(ms / 1000)),

@@ -9,7 +9,9 @@
  *   acknowledged keep-alive (or its grant), across any number of leader changes. A keep-alive
  *   is answered only after a leadership confirmation begun after it arrived, and only when the
  *   log says `renewing` (a later leader then restarts the full TTL at its election) or a
- *   checkpoint proposed after it records the extended deadline.
+ *   checkpoint proposed after it records the extended deadline. Keep-alives share
+ *   confirmations (those of one event-loop turn, or of `keepAliveLingerMs`), which only delays
+ *   answers.
  * - Not much later: a lease with no keep-alives is revoked within (TTL + checkpointIntervalMs
  *   + 2 × electionTimeoutMsMax) / (1 − ρ) of its last keep-alive: a new leader counts on from
  *   the log's remaining TTL (from when it applied it), never from the full TTL, unless a

@@ -22,6 +22,14 @@ import type {
   LeaseAnswer, LeaseProposalOutcome, LeaseTrackerComponents,
 } from './types.js';
 
+/**
+ * Callers waiting for a confirmation that start one without lingering (see
+ * LeaseConfig.keepAliveLingerMs): with this many, a heartbeat round per batch already costs
+ * little per keep-alive, and lingering would only cap a pipelined stream's rate (256 keep-alives
+ * in flight would be answered 256 per linger). Unit: callers.
+ */
+export const KEEP_ALIVE_BATCH_AT_ONCE = 64;
+
 interface Waiter {
   readonly leaseId: number;
   readonly kind: 'keep-alive' | 'time-to-live';
@@ -68,6 +76,10 @@ export class LeaderOffice {
   private readWaiting: Waiter[] = [];
   private readBatch: Waiter[] | undefined;
   private readTimer: TimerHandle | undefined;
+  /** When `readTimer` fires (monotonic ms). */
+  private readTimerAtMs = Infinity;
+  /** When the latest keep-alive confirmation began (monotonic ms). */
+  private readStartedAtMs = -Infinity;
   private closed = false;
   private established = false;
   private expiryTimer: TimerHandle | undefined;
@@ -351,22 +363,41 @@ export class LeaderOffice {
   // -------------------------------------------------------------------------------------------
   // Keep-alives: confirmation, then an answer or a renewal mark
 
-  /** Callers of one event-loop turn share a confirmation (started on a zero-delay timer). */
   private waitForRead(waiter: Waiter): void {
     this.readWaiting.push(waiter);
-    if (this.readTimer !== undefined || this.readBatch !== undefined) return;
-    this.readTimer = this.c.timer.setTimer(0, () => {
+    this.scheduleRead();
+  }
+
+  /**
+   * When the next confirmation starts. Callers of one event-loop turn always share one (a
+   * zero-delay timer); one is in flight at a time, and callers that arrive meanwhile wait for
+   * the next. The next begins keepAliveLingerMs after the previous one began, so that callers
+   * arriving a few at a time share a round (and their renewal marks an entry), or at once when
+   * that time has passed or KEEP_ALIVE_BATCH_AT_ONCE callers wait. Every caller's round still
+   * begins after it arrived: sharing only delays an answer, never advances it.
+   */
+  private scheduleRead(): void {
+    if (this.closed || this.readBatch !== undefined || this.readWaiting.length === 0) return;
+    const nowMs = this.c.clock.monotonicMs();
+    const lingerMs = this.config.keepAliveLingerMs ?? 0;
+    const atMs = this.readWaiting.length >= KEEP_ALIVE_BATCH_AT_ONCE ? nowMs
+      : Math.max(nowMs, this.readStartedAtMs + lingerMs);
+    if (this.readTimer !== undefined && this.readTimerAtMs <= atMs) return;
+    this.readTimer?.cancel();
+    this.readTimerAtMs = atMs;
+    this.readTimer = this.c.timer.setTimer(atMs - nowMs, () => {
       this.readTimer = undefined;
+      this.readTimerAtMs = Infinity;
       this.startRead();
     });
   }
 
-  /** One confirmation in flight; callers that arrive meanwhile wait for the next one. */
   private startRead(): void {
     if (this.closed || this.readBatch !== undefined || this.readWaiting.length === 0) return;
     const batch = this.readWaiting;
     this.readWaiting = [];
     this.readBatch = batch;
+    this.readStartedAtMs = this.c.clock.monotonicMs();
     this.c.confirmLeadership((confirmed) => {
       if (this.closed || this.readBatch !== batch) return;
       this.readBatch = undefined;
@@ -374,7 +405,7 @@ export class LeaderOffice {
         if (confirmed) this.afterConfirm(waiter);
         else waiter.done({ kind: 'unavailable', reason: 'leadership not confirmed' });
       }
-      this.startRead();
+      this.scheduleRead();
     });
   }
 

@@ -58,6 +58,20 @@ export interface LeaseConfig {
    * heartbeat interval).
    */
   readonly retryDelayMs: number;
+  /**
+   * How long keep-alives wait for one another before their leadership confirmation starts,
+   * counted from the start of the previous one. Keep-alives that arrive a few at a time (1000
+   * leases renewed at TTL/3 are 300 a second, a few per event-loop turn) then share one
+   * heartbeat round, and their renewal marks one log entry, instead of costing a round and an
+   * entry every few milliseconds. A keep-alive that finds no confirmation begun this recently
+   * starts one at once, and so do `KEEP_ALIVE_BATCH_AT_ONCE` (64) waiting ones: a lone
+   * keep-alive or a pipelined stream is not slowed down. Unit: ms. Default: 0 (no lingering:
+   * every event-loop turn's keep-alives get their own round); the server sets its heartbeat
+   * interval. At most heartbeatIntervalMs: an answer comes up to this much later, which the
+   * holder's slack absorbs (docs/leases.md, the shortest TTL), and rounds spaced by a heartbeat
+   * interval take the place of Raft's idle heartbeats instead of adding to them.
+   */
+  readonly keepAliveLingerMs?: number;
   /** TEST-ONLY planted bugs, see {@link LeaseMutants}. Default: absent (no mutant). */
   readonly mutants?: LeaseMutants;
 }
@@ -66,6 +80,7 @@ export const LEASE_DEFAULTS: LeaseConfig = Object.freeze({
   checkpointIntervalMs: 5000,
   leasesPerEntryMax: 1000,
   retryDelayMs: 100,
+  keepAliveLingerMs: 0,
 });
 
 /** The Raft timing the lease rules depend on (fields of RaftTuning). */
@@ -84,6 +99,15 @@ export function validateLeaseConfig(config: LeaseConfig, raft: LeaseRaftTiming):
     if (!Number.isSafeInteger(value) || value < 1) {
       problems.push({ field, value, rule: 'must be an integer >= 1' });
     }
+  }
+  const lingerMs: unknown = config.keepAliveLingerMs ?? 0;
+  if (typeof lingerMs !== 'number' || !Number.isSafeInteger(lingerMs) || lingerMs < 0) {
+    problems.push({ field: 'keepAliveLingerMs', value: lingerMs, rule: 'must be an integer >= 0' });
+  } else if (lingerMs > raft.heartbeatIntervalMs) {
+    problems.push({ field: 'keepAliveLingerMs,heartbeatIntervalMs',
+      value: { keepAliveLingerMs: lingerMs, heartbeatIntervalMs: raft.heartbeatIntervalMs },
+      rule: 'keepAliveLingerMs must be at most heartbeatIntervalMs: a keep-alive\'s answer waits '
+        + 'up to that long for company, and the holder\'s slack is planned for one heartbeat' });
   }
   const mutants: unknown = config.mutants;
   for (const name of mutants === undefined ? [] : Object.keys(LEASE_NO_MUTANTS)) {

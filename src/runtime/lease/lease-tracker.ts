@@ -32,6 +32,9 @@ export class LeaseTracker {
       const value = config[field];
       assert(Number.isSafeInteger(value) && value >= 1, () => `lease config: ${field} ${value}`);
     }
+    const lingerMs = config.keepAliveLingerMs ?? 0;
+    assert(Number.isSafeInteger(lingerMs) && lingerMs >= 0,
+      () => `lease config: keepAliveLingerMs ${lingerMs}`);
   }
 
   /** The term this replica leads in, if it leads. */

@@ -8,7 +8,8 @@
  * more TTL.
  * Method: fast-check generates leader changes (offices, election gaps up to 2 ×
  * electionTimeoutMsMax, which uncommitted entries survive, deposed leaders that keep believing
- * they lead), clock drifts within ±ρ, and keep-alives at random times to random members; the
+ * they lead), clock drifts within ±ρ, keep-alives at random times to random members, and
+ * keep-alives sharing confirmations (keepAliveLingerMs of 0 or a heartbeat); the
  * mini cluster (mini-cluster.ts) runs them in virtual time. The assumptions of the bound are
  * the generator's: a leader stays in office long enough to commit (3 commit delays and a
  * heartbeat), and elections finish within 2 × electionTimeoutMsMax.
@@ -67,9 +68,9 @@ interface Outcome {
 }
 
 function runScenario(ttlMs: number, drifts: number[], changes: Change[],
-  keepAlives: KeepAlive[]): Outcome {
-  const cluster = new MiniCluster({ config: CONFIG, drifts, commitDelayMs: DELTA,
-    heartbeatMs: HEARTBEAT_MS });
+  keepAlives: KeepAlive[], keepAliveLingerMs: number): Outcome {
+  const cluster = new MiniCluster({ config: { ...CONFIG, keepAliveLingerMs }, drifts,
+    commitDelayMs: DELTA, heartbeatMs: HEARTBEAT_MS });
   cluster.elect(0);
   cluster.run(20);
   const leaseId = cluster.grant(ttlMs);
@@ -115,8 +116,9 @@ describe('lease tracker: bounds across leader changes (property)', () => {
       fc.array(fc.double({ min: -RHO, max: RHO, noNaN: true }), { minLength: 3, maxLength: 3 }),
       fc.array(change, { maxLength: 6 }),
       fc.array(keepAlive, { maxLength: 20 }),
-      (ttlMs, drifts, changes, keepAlives) => {
-        const outcome = runScenario(ttlMs, drifts, changes, keepAlives);
+      fc.constantFrom(0, HEARTBEAT_MS),
+      (ttlMs, drifts, changes, keepAlives, keepAliveLingerMs) => {
+        const outcome = runScenario(ttlMs, drifts, changes, keepAlives, keepAliveLingerMs);
         const { earliestMs, latestMs } = leaseEndBoundsMs(ttlMs, { clockRateErrorMax: RHO,
           electionTimeoutMsMax: ELECTION_TIMEOUT_MS_MAX,
           checkpointIntervalMs: CONFIG.checkpointIntervalMs });

@@ -71,6 +71,8 @@ export class MiniCluster {
   readonly scheduler = new Scheduler();
   readonly nodes: MiniNode[] = [];
   readonly proposals: ProposalRecord[] = [];
+  /** Every leadership confirmation asked for: by which node, and when (real time). */
+  readonly confirmations: { readonly node: number; readonly atMs: number }[] = [];
   /** Real times at which a leader took office. */
   readonly promotionsAtMs: number[] = [];
   /** Elections won by a member that received some entry late (it had been cut off). */
@@ -100,7 +102,10 @@ export class MiniCluster {
         tracker: new LeaseTracker(options.config, {
           clock, timer: clock, leases: store,
           propose: (command, done) => this.propose(i, command, done),
-          confirmLeadership: (done) => this.confirm(i, done),
+          confirmLeadership: (done) => {
+            this.confirmations.push({ node: i, atMs: this.nowMs });
+            this.confirm(i, done);
+          },
         }) };
       this.nodes.push(node);
     }
