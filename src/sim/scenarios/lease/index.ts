@@ -1,22 +1,27 @@
 /**
  * @packageDocumentation
- * Scenario `lease` (`conclave sim --scenario lease`): leases on the consistent core under faults.
- * The members run the very ConsistentCore the server ships (src/runtime/core) on simulated
- * hosts, disks and network; simulated clients (SimCoreClient, each on its own clock drifting
- * within ρ) grant leases, attach keys, keep them alive at TTL/3 (SimLeaseKeeper), then abandon
- * or revoke them, while the nemesis crashes, pauses and partitions members and an operator
- * hands leadership over.
+ * Scenario `lease` (`conclave sim --scenario lease`): leases, elections and locks on the
+ * consistent core under faults. The members run the very ConsistentCore the server ships
+ * (src/runtime/core) on simulated hosts, disks and network; simulated clients (SimCoreClient,
+ * each on its own machine, SimClientHost, with a clock drifting within ρ) either grant leases,
+ * attach keys, keep them alive at TTL/3 (SimLeaseKeeper), then abandon or revoke them; or
+ * campaign in elections and locks through the Campaign machine the client library ships
+ * (SimRecipeRun, the twin of src/client/recipe-driver.ts), hold, write to a fenced resource,
+ * resign, unlock or abandon; while the nemesis crashes, pauses and partitions members, an
+ * operator hands leadership over, and the election clients' machines freeze and lose the
+ * network.
  *
- * Invariants checked on every seed (lease-checker.ts), in real (virtual) time: a lease never
- * ends earlier than TTL/(1+ρ) after a member received its last acknowledged keep-alive; its
- * holder's local deadline has passed when it ends; its keys go with it; once nobody keeps it
- * alive it is gone within docs/leases.md's upper bound (checked in fault-free windows, and for
- * every lease counted from the heal); every member holds the same state at the end. Planted
- * bugs (`--mutant deposedLeaderRevokes`, `--mutant ttlResetOnElection`) are caught. Same seed,
- * same options: same trace hash.
- *
- * For recipes (elections, locks): SimCoreClient's callback methods (grant, keepAlive, revoke,
- * put, txn, range, watchDelete) each answer ok, failed or unknown after simulated delay.
+ * Invariants checked on every seed, in real (virtual) time. Leases (lease-checker.ts): a lease
+ * never ends earlier than TTL/(1+ρ) after a member received its last acknowledged keep-alive;
+ * its holder's local deadline has passed when it ends; its keys go with it; once nobody keeps
+ * it alive it is gone within docs/leases.md's upper bound (checked in fault-free windows, and
+ * for every lease counted from the heal). Elections and locks (recipe-checker.ts): no two
+ * holders believe they hold one at the same instant; fencing tokens strictly grow and terms
+ * grow by at least 1 from one leadership to the next; the fence accepts no token lower than one
+ * it accepted. Every member holds the same state at the end. Planted bugs (`--mutant
+ * deposedLeaderRevokes`, `ttlResetOnElection`, `claimWithoutLeaseRecheck`) are caught. With
+ * `--timing-violated` (holders frozen past their TTL) overlaps happen and are counted; the
+ * fence still accepts no stale write. Same seed, same options: same trace hash.
  *
  * @example
  * ```ts
@@ -24,12 +29,29 @@
  * const result = runLeaseSeed(7, { nodes: 3, clients: 6, 'safety-s': 10, mutant: undefined });
  * result.violations;                       // [] when every checker held
  * result.figures.slack.neverEarlierMsMin;  // how close a lease came to ending early
+ * result.figures.recipes.checks.handovers; // leaderships checked against the one before
  * ```
  */
 export {
-  leaseScenario, runLeaseSeed, type LeaseFigures, type LeaseSeedHooks,
+  leaseScenario, runLeaseSeed, type LeaseFigures, type LeaseSeedHooks, type RecipeFigures,
 } from './lease-scenario.js';
-export { LEASE_FLAGS, LEASE_MUTANT_NAMES, type LeaseSettings } from './lease-settings.js';
+export {
+  LEASE_FLAGS, LEASE_MUTANT_NAMES, RECIPE_MARGIN_MS, type LeaseSettings, type RecipeSettings,
+} from './lease-settings.js';
+export { SimClientHost, type ClientHostCounts } from './client-host.js';
+export { ClientFaults, type ClientFaultPlan } from './client-faults.js';
+export { FencedResources } from './fenced-resource.js';
+export {
+  RecipeChecker, type Leadership, type RecipeCounts,
+} from './recipe-checker.js';
+export {
+  RecipeWorkload, type RecipeClient, type RecipeTarget, type RecipeWorkloadCounts,
+  type RecipeWorkloadOptions,
+} from './recipe-workload.js';
+export {
+  SimRecipeRun, STALL_TICK_INTERVAL_MS, type RecipeEndReason, type RecipeRunObserver,
+  type RecipeRunOptions,
+} from './sim-recipe-run.js';
 export { LeaseChecker, type HolderView, type LeaseSlack } from './lease-checker.js';
 export { LeaseWorld, type MemberHost, type MemberProcess } from './lease-world.js';
 export {

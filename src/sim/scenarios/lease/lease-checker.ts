@@ -151,6 +151,12 @@ export class LeaseChecker implements ServeObserver {
       if (record !== undefined) record.revokeReceivedAtMs ??= nowMs;
     } else if (write.kind === 'put' && write.lease !== undefined) {
       this.leases.get(write.lease)?.keys.add(write.key);
+    } else if (write.kind === 'txn') {
+      // Election and lock candidate keys are put in transactions, attached to their lease.
+      for (const op of [...write.success, ...write.failure]) {
+        if (op.kind !== 'put' || op.lease === undefined) continue;
+        this.leases.get(op.lease)?.keys.add(op.key);
+      }
     }
   }
 

@@ -2,14 +2,25 @@
  * Scenario `lease`: 3–7 consistent-core members (the real ConsistentCore, as the server runs
  * it) on simulated hosts, disks and network, under the full nemesis (crash and restart with
  * unsynced data lost or torn, pauses, partitions of every shape, loss bursts, latency spikes,
- * member clock drift within ρ) and leadership transfers, serving simulated clients that grant
- * leases, attach keys, keep them alive at TTL/3 on their own drifting clocks, then abandon or
- * revoke them. The checkers (lease-checker.ts) hold every lease's end to docs/leases.md's
- * bounds in real time; at the end every member must hold the same state.
+ * member clock drift within ρ) and leadership transfers, serving two kinds of simulated
+ * clients, each on its own drifting clock:
+ * - lease clients grant leases, attach keys, keep them alive at TTL/3, then abandon or revoke
+ *   them; the checkers (lease-checker.ts) hold every lease's end to docs/leases.md's bounds in
+ *   real time;
+ * - election and lock clients campaign through the Campaign machine the client library ships
+ *   (sim-recipe-run.ts), hold, write to a fenced resource, resign, unlock or abandon, on
+ *   machines that freeze and lose the network; the checkers (recipe-checker.ts) find any two
+ *   holders believing at the same real instant, tokens or terms that fail to grow, and stale
+ *   writes the fence accepted. Their leases are held to the same bounds.
+ * At the end every member must hold the same state.
  *
- * Phases: faults for `--safety-s`; then the heal (every member up, links whole), every client
- * ends its lease, and the run goes on until the last lease's upper bound has passed, plus 2 s
- * for the replicas to settle and be compared.
+ * Phases: faults for `--safety-s`; then the heal (every member and client up, links whole),
+ * every client lets go of its lease, and the run goes on until the last lease's upper bound has
+ * passed, plus 2 s for the replicas to settle and be compared.
+ *
+ * `--timing-violated`: election and lock clients freeze for longer than their TTL (some right
+ * between checking their leadership and writing). Overlaps then must happen and are counted,
+ * not failures; every other checker still holds, the fence included.
  */
 import { crc32c } from '../../../core/checksum.js';
 import type { NodeId } from '../../../core/ids.js';
@@ -19,11 +30,17 @@ import { Prng } from '../../prng.js';
 import type { Scenario, ScenarioOptions, SeedResult, Violation } from '../../scenario.js';
 import { Scheduler } from '../../scheduler.js';
 import { TraceHash } from '../../trace-hash.js';
+import { ClientFaults } from './client-faults.js';
+import { FencedResources } from './fenced-resource.js';
 import { LeaseChecker, type LeaseCounts, type LeaseSlack } from './lease-checker.js';
-import { drawLeaseSettings, LEASE_FLAGS, type LeaseSettings } from './lease-settings.js';
+import {
+  drawLeaseSettings, LEASE_FLAGS, RECIPE_MARGIN_MS, type LeaseSettings,
+} from './lease-settings.js';
 import { summarizeLease } from './lease-summary.js';
 import { LeaseWorkload, type WorkloadCounts } from './lease-workload.js';
-import { LeaseWorld, type WorldCounts } from './lease-world.js';
+import { LeaseWorld } from './lease-world.js';
+import { RecipeChecker, type RecipeCounts } from './recipe-checker.js';
+import { RecipeWorkload, type RecipeWorkloadCounts } from './recipe-workload.js';
 
 export interface LeaseFigures {
   readonly leases: LeaseCounts;
@@ -34,12 +51,26 @@ export interface LeaseFigures {
   readonly crashes: number;
   readonly partitions: number;
   readonly pauses: number;
+  readonly recipes: RecipeFigures;
+}
+
+/** What the election and lock clients did and what the checkers saw. */
+export interface RecipeFigures {
+  readonly timingViolated: boolean;
+  readonly checks: RecipeCounts;
+  readonly workload: RecipeWorkloadCounts;
+  readonly clientPauses: number;
+  /** Unit: ms (real). */
+  readonly clientPausedMs: number;
+  readonly clientCuts: number;
 }
 
 export const leaseScenario: Scenario<LeaseFigures> = {
   name: 'lease',
-  summary: 'leases on the consistent core under the full nemesis and leadership transfers: '
-    + 'never ended early, gone soon after the last keep-alive, replicas agree',
+  summary: 'leases, elections and locks on the consistent core under the full nemesis and '
+    + 'leadership transfers: leases never ended early and gone soon after the last keep-alive; '
+    + 'no two holders at once, tokens and terms grow, the fence accepts no stale write; '
+    + 'replicas agree',
   flags: LEASE_FLAGS,
   runSeed: (seed, options) => runLeaseSeed(seed, options),
   summarize: summarizeLease,
@@ -50,9 +81,26 @@ export interface LeaseSeedHooks {
   readonly atEnd?: (world: LeaseWorld) => void;
 }
 
+/** Everything that runs in one seed. */
+interface Run {
+  readonly world: LeaseWorld;
+  readonly nemesis: Nemesis;
+  readonly workload: LeaseWorkload;
+  readonly recipes: RecipeWorkload;
+  readonly clientFaults: ClientFaults;
+  readonly checker: LeaseChecker;
+  readonly recipeChecker: RecipeChecker;
+  readonly quietSinceMs: () => number;
+  readonly broken: () => boolean;
+}
+
 /** How often the upper bounds are checked. Unit: ms (virtual). */
 const SWEEP_INTERVAL_MS = 20;
-/** The holder's margin (the client library's default leaseMarginMs). Unit: ms. */
+/**
+ * The lease clients' margin. Unit: ms. Why 100, not the client library's default 500
+ * (RECIPE_MARGIN_MS, which the election and lock clients use): holder-safety then checks the
+ * servers against a deadline closer to the bound.
+ */
 const HOLDER_MARGIN_MS = 100;
 /** After the end, how long replicas get to reach the same applied index. Unit: ms. */
 const SETTLE_MS_MAX = 3_000;
@@ -63,6 +111,27 @@ export function runLeaseSeed(seed: number, options: ScenarioOptions,
   const scheduler = new Scheduler();
   const trace = new TraceHash();
   const settings = drawLeaseSettings(prng, options);
+  const run = assemble(prng, scheduler, trace, settings);
+  const { world, checker, recipeChecker } = run;
+  const violations: Violation[] = [];
+  try {
+    play(run);
+    if (!run.broken()) violations.push(...convergence(world));
+  } catch (error) {
+    // An assertion inside the real code (core invariants, runtime order) is a failed seed.
+    violations.push({ checker: 'assertion', atMs: scheduler.nowMs, message: String(error) });
+  }
+  hooks.atEnd?.(world);
+  violations.unshift(...world.violations, ...checker.violations, ...recipeChecker.violations);
+  return {
+    seed, traceHash: trace.digest(), violations,
+    figures: figuresOf(run), simulatedMs: scheduler.nowMs, events: scheduler.eventsRun,
+    drawn: drawnOf(settings),
+  };
+}
+
+function assemble(prng: Prng, scheduler: Scheduler, trace: TraceHash, settings: LeaseSettings):
+  Run {
   let quietSinceMs = (): number => -Infinity;
   const checker = new LeaseChecker(() => scheduler.nowMs, settings.timing, () => quietSinceMs());
   const world = new LeaseWorld(prng.fork(), scheduler, trace, settings, checker);
@@ -74,44 +143,49 @@ export function runLeaseSeed(seed: number, options: ScenarioOptions,
     clockRateErrorMax: settings.tuning.clockRateErrorMax, marginMs: HOLDER_MARGIN_MS,
     thinkMsMean: 200, revokeRate: 0.4,
   });
-  const violations: Violation[] = [];
-  const broken = (): boolean => checker.violations.length > 0 || world.violations.length > 0;
-  try {
-    play(world, nemesis, workload, checker, quietSinceMs, broken);
-    if (!broken()) violations.push(...convergence(world));
-  } catch (error) {
-    // An assertion inside the real code (core invariants, runtime order) is a failed seed.
-    violations.push({ checker: 'assertion', atMs: scheduler.nowMs, message: String(error) });
-  }
-  hooks.atEnd?.(world);
-  violations.unshift(...world.violations, ...checker.violations);
-  return {
-    seed, traceHash: trace.digest(), violations,
-    figures: figuresOf(checker, workload, world.counts, nemesis),
-    simulatedMs: scheduler.nowMs, events: scheduler.eventsRun,
-    drawn: drawnOf(settings),
-  };
+  const recipeChecker = new RecipeChecker(() => scheduler.nowMs,
+    settings.recipes.timingViolated);
+  const { recipes: r, tuning } = settings;
+  const recipes = new RecipeWorkload(prng.fork(), world.recipeClients, recipeChecker, checker,
+    new FencedResources(scheduler, prng.fork(), recipeChecker), {
+      recipes: r.targets, ttlMsMin: r.ttlMsMin, ttlMsMax: r.ttlMsMax,
+      clockRateErrorMax: tuning.clockRateErrorMax, marginMs: RECIPE_MARGIN_MS,
+      watchTimeoutMs: 4 * tuning.electionTimeoutMsMax, retryDelayMs: tuning.heartbeatIntervalMs,
+      mutants: r.mutants, thinkMsMean: 300, releaseRate: 0.7,
+      writeIntervalMsMean: r.writeIntervalMsMean,
+      freezeBeforeWriteChance: r.freezeBeforeWriteChance,
+    });
+  const clientFaults = new ClientFaults(prng.fork(), scheduler,
+    world.recipeClients.map((c) => c.host), r.faults);
+  const broken = (): boolean => checker.violations.length > 0 || world.violations.length > 0
+    || recipeChecker.violations.length > 0;
+  return { world, nemesis, workload, recipes, clientFaults, checker, recipeChecker,
+    quietSinceMs: () => quietSinceMs(), broken };
 }
 
 /** The run's phases; stops early at the first violation. */
-function play(world: LeaseWorld, nemesis: Nemesis, workload: LeaseWorkload,
-  checker: LeaseChecker, quietSinceMs: () => number, broken: () => boolean): void {
+function play(run: Run): void {
+  const { world, nemesis, workload, recipes, clientFaults, checker, broken } = run;
   const { scheduler, settings } = world;
   const sweep = (): void => {
     checker.sweep();
     scheduler.schedule(SWEEP_INTERVAL_MS, sweep);
   };
   nemesis.start();
+  clientFaults.start(settings.safetyMs);
   if (settings.transferIntervalMsMean !== undefined) {
     // Transfers go on after the heal, so stale TTLs at elections show; they stop before the end.
     world.startTransfers(settings.transferIntervalMsMean, settings.endMs - 1_500);
   }
   workload.start();
+  recipes.start();
   sweep();
   if (scheduler.runUntil(settings.safetyMs, broken)) return;
   world.healAll();
-  checker.healed(Math.max(0, Math.min(settings.safetyMs, quietSinceMs())));
+  clientFaults.healAll();
+  checker.healed(Math.max(0, Math.min(settings.safetyMs, run.quietSinceMs())));
   workload.stopAll();
+  recipes.stopAll();
   if (scheduler.runUntil(settings.endMs, broken)) return;
   checker.sweep();
 }
@@ -141,13 +215,24 @@ function convergence(world: LeaseWorld): Violation[] {
     message: `members differ ${scheduler.nowMs - endMs} ms after the end: ${views}` }];
 }
 
-function figuresOf(checker: LeaseChecker, workload: LeaseWorkload, world: WorldCounts,
-  nemesis: Nemesis): LeaseFigures {
+function figuresOf(run: Run): LeaseFigures {
+  const { checker, workload, world, nemesis, recipes, recipeChecker } = run;
+  const hosts = world.recipeClients.map((c) => c.host.counts);
+  const total = (f: (c: (typeof hosts)[number]) => number): number =>
+    hosts.reduce((s, c) => s + f(c), 0);
   return {
     leases: { ...checker.counts }, workload: { ...workload.counts }, slack: checker.slacks(),
-    leaderChanges: world.leaderChanges, transfers: world.transfers,
+    leaderChanges: world.counts.leaderChanges, transfers: world.counts.transfers,
     crashes: nemesis.counts.crashes, partitions: nemesis.counts.partitions,
     pauses: nemesis.counts.pauses,
+    recipes: {
+      timingViolated: world.settings.recipes.timingViolated,
+      checks: { ...recipeChecker.counts },
+      workload: { ...recipes.counts, ends: { ...recipes.counts.ends },
+        holdingEnds: { ...recipes.counts.holdingEnds } },
+      clientPauses: total((c) => c.pauses), clientPausedMs: total((c) => c.pausedMs),
+      clientCuts: total((c) => c.cuts),
+    },
   };
 }
 
@@ -160,6 +245,8 @@ function drawnOf(settings: LeaseSettings): Readonly<Record<string, unknown>> {
     ttlMs: [settings.ttlMsMin, settings.ttlMsMax],
     transferIntervalMsMean: settings.transferIntervalMsMean ?? 'none',
     clientDriftRates: settings.clientDriftRates,
+    recipes: { ...settings.recipes, faults: { ...settings.recipes.faults,
+      cutIntervalMsMean: String(settings.recipes.faults.cutIntervalMsMean) } },
   };
 }
 

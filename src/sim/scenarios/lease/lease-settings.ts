@@ -1,33 +1,60 @@
 /**
  * The lease scenario's flags and what each seed draws (swarm testing): Raft and lease timing,
- * network quality, the nemesis plan, leadership transfers, and each client's clock rate.
+ * network quality, the nemesis plan, leadership transfers, each client's clock rate, and the
+ * elections and locks (how many clients campaign, for which names, and their machines' faults).
  * Every drawn config is valid; every drift is within ρ (Raft's `clockRateErrorMax`, which the
- * lease bounds use).
+ * lease bounds use); client freezes stay within the lease margin unless `--timing-violated`.
  */
 import { assert } from '../../../core/assert.js';
-import { leaseEndBoundsMs, leaseTtlMsMin } from '../../../core/kv/index.js';
+import type { CampaignMutant } from '../../../core/election/index.js';
+import {
+  LEASE_KEEPALIVE_FRACTION, leaseEndBoundsMs, leaseHolderFraction, leaseTtlMsMin,
+} from '../../../core/kv/index.js';
 import { RAFT_DEFAULTS_LOCAL, type RaftTuning } from '../../../core/raft/index.js';
 import { randomFloat, randomInt } from '../../../core/random.js';
 import {
-  LEASE_NO_MUTANTS, type LeaseConfig, type LeaseMutants,
+  LEASE_NO_MUTANTS, type LeaseConfig,
 } from '../../../runtime/lease/index.js';
 import { FAULT_KINDS, drawNemesisPlan, type NemesisPlan } from '../../nemesis.js';
 import type { Prng } from '../../prng.js';
 import type { ScenarioFlag, ScenarioOptions } from '../../scenario.js';
 import { NETWORK_FAULTS_NONE, type NetworkFaults } from '../../sim-network.js';
+import type { ClientFaultPlan } from './client-faults.js';
 import type { LeaseCheckerTiming } from './lease-checker.js';
+import type { RecipeTarget } from './recipe-workload.js';
 
-export const LEASE_MUTANT_NAMES = Object.keys(LEASE_NO_MUTANTS) as (keyof LeaseMutants)[];
+/** Every campaign mutant once (the compiler lists a new one here). */
+const CAMPAIGN_MUTANTS: Readonly<Record<CampaignMutant, true>> = {
+  claimWithoutLeaseRecheck: true,
+};
+const CAMPAIGN_MUTANT_NAMES = Object.keys(CAMPAIGN_MUTANTS) as CampaignMutant[];
+
+/** The planted bugs the scenario knows: the servers' lease bugs, then the recipes' ones. */
+export const LEASE_MUTANT_NAMES: readonly string[] = [
+  ...Object.keys(LEASE_NO_MUTANTS), ...CAMPAIGN_MUTANT_NAMES,
+];
+
+/**
+ * The election and lock clients' lease margin: the client library's default leaseMarginMs
+ * (src/client/config.ts), which is also their stall threshold. Unit: ms.
+ */
+export const RECIPE_MARGIN_MS = 500;
 
 export const LEASE_FLAGS: readonly ScenarioFlag[] = [
   { name: 'nodes', kind: 'integer', description: 'consistent-core members', defaultValue: 3,
     min: 3, max: 7 },
-  { name: 'clients', kind: 'integer', description: 'simulated clients, each holding one lease '
-    + 'at a time', defaultValue: 6, min: 1, max: 32 },
+  { name: 'clients', kind: 'integer', description: 'simulated lease clients, each holding one '
+    + 'lease at a time', defaultValue: 6, min: 1, max: 32 },
   { name: 'safety-s', kind: 'number', description: 'simulated seconds of faults (then heal, '
     + 'and long enough for every lease to end)', defaultValue: 10, min: 1, max: 3600 },
-  { name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known lease bug (the '
-    + 'run must fail)', defaultValue: undefined, choices: LEASE_MUTANT_NAMES },
+  { name: 'recipe-clients', kind: 'integer', description: 'simulated clients campaigning in '
+    + 'elections and locks (default: drawn from 4 to 6)', defaultValue: undefined, min: 0,
+  max: 16 },
+  { name: 'timing-violated', kind: 'boolean', description: 'freeze election and lock clients '
+    + 'longer than their TTL: overlaps are then expected and counted; the fence must still '
+    + 'accept no stale write', defaultValue: false },
+  { name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known lease or recipe bug '
+    + '(the run must fail)', defaultValue: undefined, choices: LEASE_MUTANT_NAMES },
 ];
 
 /** Everything one seed runs with. */
@@ -39,7 +66,8 @@ export interface LeaseSettings {
   readonly endMs: number;
   readonly tuning: RaftTuning;
   readonly lease: LeaseConfig;
-  readonly mutant: keyof LeaseMutants | undefined;
+  /** The planted bug (a LeaseMutants or a CampaignMutant name), if any. */
+  readonly mutant: string | undefined;
   readonly network: NetworkFaults;
   readonly plan: NemesisPlan;
   /** Mean time between leadership transfers; undefined: none this seed. Unit: ms. */
@@ -50,6 +78,24 @@ export interface LeaseSettings {
   /** Each client's clock rate error, within ±ρ. Unit: ratio. */
   readonly clientDriftRates: readonly number[];
   readonly timing: LeaseCheckerTiming;
+  readonly recipes: RecipeSettings;
+}
+
+/** The elections and locks of a seed. */
+export interface RecipeSettings {
+  /** Each election or lock client's clock rate error, within ±ρ. Unit: ratio. */
+  readonly clientDriftRates: readonly number[];
+  readonly targets: readonly RecipeTarget[];
+  /** Leases are granted with a TTL in [ttlMsMin, ttlMsMax]. Unit: ms. */
+  readonly ttlMsMin: number;
+  readonly ttlMsMax: number;
+  readonly timingViolated: boolean;
+  readonly mutants: readonly CampaignMutant[];
+  readonly faults: ClientFaultPlan;
+  /** Mean time between a holder's writes to the fenced resource. Unit: ms. */
+  readonly writeIntervalMsMean: number;
+  /** Chance that a write check is followed by a freeze longer than the TTL. */
+  readonly freezeBeforeWriteChance: number;
 }
 
 /** Share of the extremes ±ρ among client clock rates (the bounds are tightest there). */
@@ -60,8 +106,9 @@ export function drawLeaseSettings(prng: Prng, options: ScenarioOptions): LeaseSe
   const clients = integerOption(options, 'clients');
   const safetyMs = numberOption(options, 'safety-s') * 1000;
   const mutant = options['mutant'];
-  assert(mutant === undefined || LEASE_MUTANT_NAMES.includes(mutant as keyof LeaseMutants),
+  assert(mutant === undefined || LEASE_MUTANT_NAMES.includes(String(mutant)),
     () => `unknown lease mutant ${String(mutant)}`);
+  const leaseMutant = mutant !== undefined && String(mutant) in LEASE_NO_MUTANTS;
   const pick = <T>(choices: readonly T[]): T => choices[randomInt(prng, 0, choices.length)]!;
   const tuning: RaftTuning = {
     ...RAFT_DEFAULTS_LOCAL,
@@ -73,7 +120,9 @@ export function drawLeaseSettings(prng: Prng, options: ScenarioOptions): LeaseSe
     // Small entries now and then, so checkpoints and expiries go out in several.
     leasesPerEntryMax: pick([2, 1000]),
     retryDelayMs: 50,
-    ...(mutant === undefined ? {} : { mutants: { ...LEASE_NO_MUTANTS, [mutant as string]: true } }),
+    // As `conclave server` runs: keep-alives share rounds one heartbeat apart.
+    keepAliveLingerMs: tuning.heartbeatIntervalMs,
+    ...(leaseMutant ? { mutants: { ...LEASE_NO_MUTANTS, [String(mutant)]: true } } : {}),
   };
   const ttlMsMin = leaseTtlMsMin(tuning);
   const ttlMsMax = 2 * ttlMsMin;
@@ -97,19 +146,72 @@ export function drawLeaseSettings(prng: Prng, options: ScenarioOptions): LeaseSe
   });
   const transferIntervalMsMean = randomFloat(prng) < 0.25 ? undefined
     : 300 + 1_700 * randomFloat(prng);
-  const clientDriftRates = Array.from({ length: clients }, () => {
-    const roll = randomFloat(prng);
-    if (roll < EXTREME_DRIFT_SHARE / 2) return rho;
-    if (roll < EXTREME_DRIFT_SHARE) return -rho;
-    return rho * (2 * randomFloat(prng) - 1);
-  });
+  const clientDriftRates = Array.from({ length: clients }, () => drawDrift(prng, rho));
   // Every lease ends by the bound counted from the heal; then 2 s to settle and compare.
-  const livenessMs = leaseEndBoundsMs(ttlMsMax, timing).latestMs + timing.allowanceMs + 2_000;
+  const recipes = drawRecipeSettings(prng, options, tuning,
+    mutant !== undefined && !leaseMutant ? [mutant as CampaignMutant] : []);
+  const longestTtlMs = Math.max(ttlMsMax, recipes.ttlMsMax);
+  const livenessMs = leaseEndBoundsMs(longestTtlMs, timing).latestMs + timing.allowanceMs
+    + 2_000;
   return {
     nodes, clients, safetyMs, endMs: Math.ceil(safetyMs + livenessMs), tuning, lease,
-    mutant: mutant as keyof LeaseMutants | undefined, network, plan, transferIntervalMsMean,
-    ttlMsMin, ttlMsMax, clientDriftRates, timing,
+    mutant: mutant === undefined ? undefined : String(mutant), network, plan,
+    transferIntervalMsMean, ttlMsMin, ttlMsMax, clientDriftRates, timing, recipes,
   };
+}
+
+/**
+ * The elections and locks: 4–6 clients (unless `--recipe-clients`) on one election, or on an
+ * election and a lock; their clocks drift like the lease clients'; their machines freeze and
+ * lose the network now and then.
+ */
+function drawRecipeSettings(prng: Prng, options: ScenarioOptions, tuning: RaftTuning,
+  mutants: readonly CampaignMutant[]): RecipeSettings {
+  const rho = tuning.clockRateErrorMax;
+  const ttlMsMin = recipeTtlMsMin(tuning);
+  const ttlMsMax = 2 * ttlMsMin;
+  const given = options['recipe-clients'];
+  const count = given === undefined ? randomInt(prng, 4, 7)
+    : integerOption(options, 'recipe-clients');
+  const timingViolated = options['timing-violated'] === true;
+  const targets: RecipeTarget[] = [{ kind: 'election', name: 'leader' }];
+  if (randomFloat(prng) < 0.5) targets.push({ kind: 'lock', name: 'report' });
+  const clientDriftRates = Array.from({ length: count }, () => drawDrift(prng, rho));
+  const faults: ClientFaultPlan = {
+    pauseIntervalMsMean: 200 + 1_800 * randomFloat(prng),
+    // Within the assumptions a freeze never exceeds the margin (the stall threshold) on any
+    // client clock: a clock running ρ fast shows a real freeze as (1 + ρ) times longer.
+    pauseMsMax: RECIPE_MARGIN_MS / (1 + rho),
+    longPauseShare: timingViolated ? 0.2 : 0,
+    longPauseMsMax: 2.5 * ttlMsMax,
+    cutIntervalMsMean: randomFloat(prng) < 0.25 ? Infinity : 1_000 + 4_000 * randomFloat(prng),
+    cutMsMax: 2 * ttlMsMax,
+  };
+  return {
+    clientDriftRates, targets, timingViolated, mutants, faults, ttlMsMin, ttlMsMax,
+    writeIntervalMsMean: 100 + 400 * randomFloat(prng),
+    freezeBeforeWriteChance: timingViolated ? 0.1 : 0,
+  };
+}
+
+/**
+ * The shortest TTL an election or lock client asks for: as leaseTtlMsMin, with the margin
+ * taken off the holder's deadline too, so a holder keeps its lease through one leader change
+ * (2 × electionTimeoutMsMax with no keep-alive answered). At the servers' minimum, every leader
+ * change would end the leadership: the recipe would be tested mostly losing.
+ */
+function recipeTtlMsMin(tuning: RaftTuning): number {
+  const usable = leaseHolderFraction(tuning.clockRateErrorMax) - LEASE_KEEPALIVE_FRACTION;
+  return Math.max(leaseTtlMsMin(tuning),
+    Math.ceil((2 * tuning.electionTimeoutMsMax + RECIPE_MARGIN_MS) / usable));
+}
+
+/** A clock rate error within ±ρ, at the extremes two times in three. */
+function drawDrift(prng: Prng, rho: number): number {
+  const roll = randomFloat(prng);
+  if (roll < EXTREME_DRIFT_SHARE / 2) return rho;
+  if (roll < EXTREME_DRIFT_SHARE) return -rho;
+  return rho * (2 * randomFloat(prng) - 1);
 }
 
 function numberOption(options: ScenarioOptions, name: string): number {

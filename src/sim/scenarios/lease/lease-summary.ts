@@ -1,10 +1,19 @@
 /**
  * The lease scenario's report over all seeds: what the clients did, how leases ended, the
- * smallest slack to each bound (how close the real code came to breaking it), and the faults.
+ * smallest slack to each bound (how close the real code came to breaking it), the elections
+ * and locks (handovers checked, overlaps, what the fence refused and accepted), and the faults.
  */
-import type { ScenarioOptions, SeedResult, SummaryReport } from '../../scenario.js';
+import type {
+  ScenarioOptions, SeedResult, SummaryReport, Violation,
+} from '../../scenario.js';
 import { formatMs } from '../../stats.js';
 import type { LeaseFigures } from './lease-scenario.js';
+
+/**
+ * Under `--timing-violated`, this many seeds without a single overlap mean the violations did
+ * not bite (a broken workload or checker): a failure. Why 20: overlaps showed in most seeds.
+ */
+const VIOLATED_SEEDS_WITHOUT_OVERLAP_MAX = 20;
 
 export function summarizeLease(results: readonly SeedResult<LeaseFigures>[],
   _options: ScenarioOptions): SummaryReport {
@@ -44,5 +53,60 @@ export function summarizeLease(results: readonly SeedResult<LeaseFigures>[],
     `leader changes: ${data.leaderChanges} (${data.transfers} transfers asked); faults: `
       + `${data.crashes} crashes, ${data.partitions} partitions, ${data.pauses} pauses`,
   ];
-  return { lines, data, violations: [] };
+  const recipes = summarizeRecipes(results);
+  return { lines: [...lines, ...recipes.lines], data: { ...data, recipes: recipes.data },
+    violations: recipes.violations };
+}
+
+function grew(results: readonly SeedResult<LeaseFigures>[]): string {
+  const broken = results.flatMap((r) => r.violations)
+    .filter((v) => v.checker === 'fencing-token' || v.checker === 'term').length;
+  return broken === 0 ? 'tokens and terms grew every time'
+    : `a token or term failed to grow ${broken} times`;
+}
+
+function summarizeRecipes(results: readonly SeedResult<LeaseFigures>[]):
+  { lines: string[]; data: Record<string, unknown>; violations: Violation[] } {
+  const sum = (f: (r: LeaseFigures['recipes']) => number): number =>
+    results.reduce((s, r) => s + f(r.figures.recipes), 0);
+  const violated = results.some((r) => r.figures.recipes.timingViolated);
+  const data = {
+    timingViolated: violated,
+    campaigns: sum((f) => f.workload.campaigns), leaderships: sum((f) => f.checks.leaderships),
+    handoversChecked: sum((f) => f.checks.handovers), overlaps: sum((f) => f.checks.overlaps),
+    seedsWithOverlap: results.filter((r) => r.figures.recipes.checks.overlaps > 0).length,
+    overlapMsMax: Math.max(0, ...results.map((r) => r.figures.recipes.checks.overlapMsMax)),
+    writesAccepted: sum((f) => f.checks.writesAccepted),
+    staleWritesRefused: sum((f) => f.checks.staleRefused),
+    staleWritesAccepted: sum((f) => f.checks.staleAccepted),
+    supersededAccepted: sum((f) => f.checks.supersededAccepted),
+    released: sum((f) => f.workload.holdingEnds.released),
+    leaseEnded: sum((f) => f.workload.holdingEnds['lease-ended']),
+    stalled: sum((f) => f.workload.holdingEnds.stalled),
+    keyDeleted: sum((f) => f.workload.holdingEnds['key-deleted']),
+    campaignsLost: sum((f) => f.workload.campaigns - f.workload.elected),
+    stallVerdicts: sum((f) => f.workload.stallVerdicts),
+    clientFreezes: sum((f) => f.clientPauses), clientCuts: sum((f) => f.clientCuts),
+  };
+  const overlaps = violated
+    ? `${data.overlaps} overlaps seen (expected: --timing-violated; in ${data.seedsWithOverlap} `
+      + `of ${results.length} seeds, longest ${formatMs(data.overlapMsMax)})`
+    : `${data.overlaps} overlaps`;
+  const lines = [
+    `elections and locks: ${data.campaigns} campaigns, ${data.leaderships} leaderships; `
+      + `holdings ended: ${data.released} released, ${data.leaseEnded} lease ended, `
+      + `${data.stalled} stalled, ${data.keyDeleted} key deleted; ${data.stallVerdicts} stall `
+      + `verdicts; client freezes ${data.clientFreezes}, network cuts ${data.clientCuts}`,
+    `handovers checked: ${data.handoversChecked} (${grew(results)}), `
+      + `${overlaps}; stale writes refused: ${data.staleWritesRefused}, stale writes `
+      + `accepted: ${data.staleWritesAccepted} (${data.writesAccepted} writes accepted, `
+      + `${data.supersededAccepted} of them from a replaced holder before its successor wrote)`,
+  ];
+  const violations: Violation[] = [];
+  if (violated && data.overlaps === 0 && results.length >= VIOLATED_SEEDS_WITHOUT_OVERLAP_MAX) {
+    violations.push({ checker: 'timing-violated-bites', atMs: 0, message: `no overlap in `
+      + `${results.length} seeds with holders frozen past their TTL: the workload or the `
+      + 'overlap checker is broken' });
+  }
+  return { lines, data, violations };
 }

@@ -2,8 +2,9 @@
  * The simulated world of the lease scenario: consistent-core members (the real ConsistentCore:
  * RaftRuntime, write-ahead log on SimStorage, KvStore, LeaseTracker) on SimHosts, simulated
  * clients on their own drifting clocks, one network for Raft and client traffic alike, and an
- * operator that hands leadership over now and then. Phase 2's election and lock recipes plug
- * into `clients` (SimCoreClient).
+ * operator that hands leadership over now and then. The lease workload drives `clients`; the
+ * election and lock workload drives `recipeClients`. Every client runs on a SimClientHost (its
+ * machine: clock, freezes, network cuts); only the recipe clients' machines get faults.
  */
 import { nodeId, type NodeId } from '../../../core/ids.js';
 import { KV_STORE_DEFAULTS } from '../../../core/kv/index.js';
@@ -17,13 +18,14 @@ import type { NemesisTarget } from '../../nemesis.js';
 import type { Prng } from '../../prng.js';
 import type { Violation } from '../../scenario.js';
 import type { Scheduler } from '../../scheduler.js';
-import { SimClock } from '../../sim-clock.js';
 import { SimHost, type HostContext } from '../../sim-host.js';
 import { SimNetwork } from '../../sim-network.js';
 import type { TraceHash } from '../../trace-hash.js';
+import { SimClientHost } from './client-host.js';
 import { CoreServer, describeLeaseNetMessage, type LeaseNetMessage } from './core-protocol.js';
 import type { LeaseChecker } from './lease-checker.js';
 import type { LeaseSettings } from './lease-settings.js';
+import type { RecipeClient } from './recipe-workload.js';
 import { SimCoreClient } from './sim-core-client.js';
 
 export interface MemberProcess {
@@ -43,7 +45,10 @@ export class LeaseWorld {
   readonly network: SimNetwork<LeaseNetMessage>;
   readonly ids: readonly NodeId[];
   readonly hosts = new Map<NodeId, MemberHost>();
+  /** The lease workload's clients (c1, c2, ...). */
   readonly clients: SimCoreClient[] = [];
+  /** The election and lock clients (r1, r2, ...) with their machines. */
+  readonly recipeClients: RecipeClient[] = [];
   readonly counts: WorldCounts = { leaderChanges: 0, transfers: 0 };
   /** Failures of the machinery itself (storage, recovery), reported as violations. */
   readonly violations: Violation[] = [];
@@ -65,7 +70,12 @@ export class LeaseWorld {
         storage: { syncLatencyMs: 0.1 + 0.9 * randomFloat(prng), unsyncedSurvivalRate: 0.5 },
       }, (context) => this.startMember(context)));
     }
-    settings.clientDriftRates.forEach((driftRate, i) => this.addClient(i, driftRate));
+    settings.clientDriftRates.forEach((driftRate, i) => {
+      this.clients.push(this.addClient(`c${i + 1}`, driftRate).client);
+    });
+    settings.recipes.clientDriftRates.forEach((driftRate, i) => {
+      this.recipeClients.push(this.addClient(`r${i + 1}`, driftRate));
+    });
   }
 
   /** The member that leads now (by its own account), if exactly one up member says so. */
@@ -131,18 +141,19 @@ export class LeaseWorld {
     return this.hosts.get(id)!;
   }
 
-  private addClient(index: number, driftRate: number): void {
-    const id = nodeId(`c${index + 1}`);
-    const clock = new SimClock(this.scheduler, {
+  private addClient(name: string, driftRate: number): RecipeClient {
+    const id = nodeId(name);
+    const host = new SimClientHost(id, this.scheduler, this.network, {
       driftRate, monotonicOffsetMs: randomInt(this.prng, 0, 100_000), wallOffsetMs: 0,
     });
     const { tuning } = this.settings;
-    this.clients.push(new SimCoreClient(id, clock, this.network.attach(id), this.prng.fork(), {
+    const client = new SimCoreClient(id, host.processClock, host.transport, this.prng.fork(), {
       members: this.ids,
       attemptTimeoutMs: 2 * tuning.electionTimeoutMsMax,
       callTimeoutMs: 4 * tuning.electionTimeoutMsMax,
       retryDelayMs: tuning.heartbeatIntervalMs,
-    }));
+    });
+    return { client, host };
   }
 
   /**

@@ -1,10 +1,15 @@
 /**
- * Goal: each planted lease bug (src/runtime/lease LeaseMutants) is caught by scenario `lease`
- * within a few seeds, by the checker that guards the rule it breaks; the same seeds pass
- * without it (lease-scenario.test.ts runs the clean batch).
- * Method: seeds from 1 until the first violation, within a cap. Found when written (3 members,
- * 6 clients): deposedLeaderRevokes at seed 1 (caught in 42 of seeds 1–60), ttlResetOnElection
- * at seed 3 (34 of 60; seeds without leadership transfers rarely catch it).
+ * Goal: each planted bug, in the servers' leases (src/runtime/lease LeaseMutants) or in the
+ * election recipe (CampaignMutant), is caught by scenario `lease` within a few seeds, by the
+ * checker that guards the rule it breaks; the same seeds pass without it (lease-scenario and
+ * recipe-scenario tests run clean batches).
+ * Method: seeds from 1 until the first violation of the named checker, within a cap. Found
+ * with the elections and locks in the run (3 members, 6 lease clients, 4–6 election clients):
+ * deposedLeaderRevokes at seed 1 (caught in 43 of seeds 1–60), ttlResetOnElection at seed 1
+ * (40 of 60; seeds without leadership transfers rarely catch it), claimWithoutLeaseRecheck by
+ * no-overlap at seed 4 (6 of 60; 59 of 60 caught by some checker, mostly `term`: the mutant
+ * skips the claim, so its term restarts at 1; a run stops at its first violation).
+ * sim-recipe-run.test.ts catches the same mutant by no-overlap in its directed shape.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -13,10 +18,11 @@ import type { ScenarioOptions } from '../../../../src/sim/scenario.js';
 
 const OPTIONS: ScenarioOptions = { nodes: 3, clients: 6, 'safety-s': 10 };
 
-function firstCaught(mutant: string, cap: number): { seed: number; checker: string } | undefined {
+function firstCaught(mutant: string, cap: number, checker = /./):
+  { seed: number; checker: string } | undefined {
   for (let seed = 1; seed <= cap; seed++) {
     const result = runLeaseSeed(seed, { ...OPTIONS, mutant });
-    const first = result.violations[0];
+    const first = result.violations.find((v) => checker.test(v.checker));
     if (first !== undefined) return { seed, checker: first.checker };
   }
   return undefined;
@@ -33,5 +39,10 @@ describe('sim: scenarios: lease: mutants', () => {
     const found = firstCaught('ttlResetOnElection', 10);
     assert.ok(found !== undefined, 'not caught in 10 seeds');
     assert.match(found.checker, /^not-much-later/);
+  });
+
+  test('claimWithoutLeaseRecheck (etcd#11456) is caught by no-overlap', () => {
+    const found = firstCaught('claimWithoutLeaseRecheck', 10, /^no-overlap$/);
+    assert.ok(found !== undefined, 'no overlap in 10 seeds');
   });
 });
