@@ -135,11 +135,11 @@ export class FileStorage implements Storage {
   }
 
   sync(name: string, done: (error?: Error) => void): void {
-    const filePath = this.pathOf(name);
+    this.checkOpen();
     let file = this.files.get(name);
     if (file === undefined) {
       // Not written through us since open: sync it anyway, so data from before a crash counts.
-      if (!fs.existsSync(filePath)) {
+      if (!fs.existsSync(this.pathOf(name))) {
         process.nextTick(done);
         return;
       }
@@ -150,7 +150,9 @@ export class FileStorage implements Storage {
     fs.fdatasync(syncing.fd, (error) => {
       syncing.syncsInFlight--;
       if (syncing.closeWhenIdle && syncing.syncsInFlight === 0) closeQuietly(syncing.fd);
-      done(error === null ? undefined : StorageError.from('sync', filePath, error));
+      // The path is built only for an error: a sync runs for every batch the log writes.
+      done(error === null ? undefined
+        : StorageError.from('sync', path.join(this.directory, name), error));
     });
   }
 

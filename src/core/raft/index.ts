@@ -15,8 +15,9 @@
  * constructor.
  *
  * Outputs, the Ready contract. Whenever `hasReady()` is true, take `ready()` and:
- *   1. send `ready.messagesBeforePersist` (empty except under the test-only mutant
- *      `ackBeforeSync`, whose bug is exactly this early send);
+ *   1. send `ready.messagesBeforePersist` (a leader's appends and heartbeats: Raft thesis
+ *      §10.2.1 lets them leave while the leader writes the same entries to its own disk; the
+ *      test-only mutant `ackBeforeSync` puts follower acks here too, which is its bug);
  *   2. persist `ready.snapshot` (if present: an InstallSnapshot from the leader, which replaces
  *      the whole stored log), then `ready.hardState` (if present) and `ready.entries` (an
  *      append that replaces the stored suffix from `entries[0].index` on), in one sync when
@@ -27,7 +28,12 @@
  *      `ready.committedEntries` in order (each committed entry appears in exactly one Ready);
  *      then serve each of `ready.readStates` once the state machine has applied its index, and
  *      fail each of `ready.readsFailed`;
- *   5. call `advance(ready)`.
+ *   5. call `advance(ready)`: the report that step 2 is durable. A leader counts its own copy
+ *      towards commit only from then on (thesis §10.2.1), so an entry commits on a majority of
+ *      durable copies, the leader's included or not.
+ * A pipelining runtime calls `accept(ready)` once it did steps 1 and 4 and staged step 2's
+ * writes; the next Ready may then be built while the write syncs; step 3 and `advance` follow
+ * once the write (and every earlier one) is durable, in acceptance order.
  * Between `ready()` and `advance()` the node keeps accepting inputs (so a runtime may await the
  * sync); `hasReady()` stays false and their output waits for the next Ready. Append messages
  * and heartbeat rounds for reads are built in `ready()`, so requests made before one `ready()`

@@ -144,9 +144,14 @@ export class RaftNode {
   private readySoftState: SoftState;
   /** Committed entries up to here were handed out in a Ready. */
   private applyingIndex: LogIndex;
-  /** Committed entries up to here were applied (their Ready advanced). */
+  /** Committed entries up to here were applied (their Ready accepted or advanced). */
   private appliedIndex: LogIndex;
   private outstanding: Ready | undefined = undefined;
+  /** Readies accepted (applied, writes handed to storage) and not yet durable, oldest first. */
+  private accepted: Ready[] = [];
+  /** The term and vote known durable: recovered, or in the last advanced Ready's hardState. */
+  private durableTerm: Term;
+  private durableVote: NodeId | undefined;
 
   // Values remembered only to assert that they never go backwards.
   private checkedCommitIndex: LogIndex;
@@ -194,6 +199,8 @@ export class RaftNode {
     this.commitIndex = logIndex(Math.max(state.hardState.commitIndex, snapshotIndex));
     this.nowMs = nowMs;
     this.readyHardState = state.hardState;
+    this.durableTerm = state.hardState.term;
+    this.durableVote = state.hardState.vote;
     this.readySoftState = this.softState();
     this.applyingIndex = snapshotIndex;
     this.appliedIndex = snapshotIndex;
@@ -392,8 +399,9 @@ export class RaftNode {
   // Outputs
 
   /**
-   * Whether `ready()` has work. False while a Ready is outstanding (handed out, not yet
-   * advanced). No side effects: calling it after every input does not break batching.
+   * Whether `ready()` has work. False while a Ready is outstanding (handed out, neither
+   * accepted nor advanced). No side effects: calling it after every input does not break
+   * batching.
    */
   hasReady(): boolean {
     if (this.outstanding !== undefined) return false;
@@ -403,28 +411,33 @@ export class RaftNode {
       this.messages.length > 0 || this.messagesBeforePersist.length > 0 ||
       this.events.length > 0 || this.log.hasUnpersisted() ||
       this.commitIndex > this.applyingIndex || this.hardStateChanged() ||
-      !sameSoftState(this.softState(), this.readySoftState);
+      this.softStateChanged();
   }
 
   /** The next batch of work; see {@link Ready} for what to do with it, in which order. */
   ready(): Ready {
-    assert(this.outstanding === undefined, 'ready() called before advance() of the previous one');
+    assert(this.outstanding === undefined,
+      'ready() called before accept() or advance() of the previous one');
     this.flushReplication();
     if (this.readRounds.wantsRound()) this.broadcastHeartbeat();
     const hardState = this.hardStateForStorage();
     const hardStateChanged = !sameHardState(hardState, this.readyHardState);
+    const termOrVoteChanged = hardState.term !== this.readyHardState.term ||
+      hardState.vote !== this.readyHardState.vote;
+    const termAndVoteDurable = hardState.term === this.durableTerm &&
+      hardState.vote === this.durableVote;
     const softState = this.softState();
     const entries = this.log.unpersisted();
     const snapshot = this.pendingSnapshot;
+    const { early, afterPersist } = this.splitMessages(termAndVoteDurable);
     const ready: Ready = {
       softState: sameSoftState(softState, this.readySoftState) ? undefined : softState,
       hardState: hardStateChanged ? hardState : undefined,
       snapshot,
       entries,
-      mustSync: snapshot !== undefined || entries.length > 0 ||
-        hardState.term !== this.readyHardState.term || hardState.vote !== this.readyHardState.vote,
-      messagesBeforePersist: this.messagesBeforePersist,
-      messages: this.messages,
+      mustSync: snapshot !== undefined || entries.length > 0 || termOrVoteChanged,
+      messagesBeforePersist: early,
+      messages: afterPersist,
       committedEntries: this.log.slice(this.applyingIndex + 1, this.commitIndex),
       readStates: this.readStates,
       readsFailed: this.readsFailed,
@@ -445,20 +458,84 @@ export class RaftNode {
   }
 
   /**
-   * The runtime has persisted, sent and applied `ready` (the object `ready()` returned last).
-   * A leader counts its own entries towards commit only from here: they are durable now.
+   * Which queued messages may leave before this Ready's writes are durable, and which must wait.
+   *
+   * Raft thesis §10.2.1: a leader may send AppendEntries for new entries in parallel with
+   * writing them to its own disk, provided it counts its own copy towards commit only once that
+   * write is durable (`advance`, see `maybeCommit`): an entry then commits on a majority of
+   * durable copies, with or without the leader's. So a leader's appends, heartbeats, snapshot
+   * chunks and timeout-now go early; they promise nothing about this node's disk. They carry
+   * the term, though: until the current term and vote are known durable (this Ready or an
+   * earlier one still being written changes them), everything waits for the sync (Raft Figure
+   * 2: currentTerm and votedFor are stored before any message depends on them). Everything
+   * else waits too: votes, and a follower's acks (which promise durability; the mutant
+   * ackBeforeSync queues those early on purpose).
+   */
+  private splitMessages(termAndVoteDurable: boolean):
+    { early: RaftEnvelope[]; afterPersist: RaftEnvelope[] } {
+    const early = this.messagesBeforePersist;
+    if (!termAndVoteDurable) return { early, afterPersist: this.messages };
+    const afterPersist: RaftEnvelope[] = [];
+    for (const envelope of this.messages) {
+      if (fromLeaderOnly(envelope.message)) early.push(envelope);
+      else afterPersist.push(envelope);
+    }
+    return { early, afterPersist };
+  }
+
+  /**
+   * The runtime has made `ready`'s writes durable, sent its messages and applied its committed
+   * entries: `ready` is the object `ready()` returned last, or the oldest Ready passed to
+   * `accept` (then it was applied already, and this reports only the durability). A leader
+   * counts its own entries towards commit only from here (its appends may have left before:
+   * thesis §10.2.1, see `splitMessages`).
    */
   advance(ready: Ready): void {
-    assert(ready === this.outstanding, 'advance() of a Ready that is not the outstanding one');
+    if (this.accepted[0] === ready) {
+      this.accepted.shift();
+    } else {
+      assert(ready === this.outstanding,
+        'advance() of a Ready that is neither the outstanding one nor the oldest accepted one');
+      assert(this.accepted.length === 0,
+        () => `advance() of a new Ready before the ${this.accepted.length} accepted ones`);
+      this.noteApplied(ready);
+      this.outstanding = undefined;
+    }
     const lastEntry = ready.entries[ready.entries.length - 1];
     if (lastEntry !== undefined) this.log.stableTo(lastEntry.index, lastEntry.term);
-    // The runtime restored the state machine from the snapshot, then applied what follows.
+    if (ready.hardState !== undefined) {
+      this.durableTerm = ready.hardState.term;
+      this.durableVote = ready.hardState.vote;
+    }
+    // Thesis §10.2.1: the leader's own copy counts from here, when it is durable.
+    if (this.role === 'leader') this.maybeCommit();
+    this.checkInvariants();
+  }
+
+  /**
+   * Pipelining (Raft thesis §10.2.1, and group commit on every node): the runtime has sent
+   * `ready.messagesBeforePersist`, handed the Ready's writes to storage behind those of earlier
+   * Readies, and applied `ready.committedEntries`, but the writes are not durable yet. From
+   * now on `ready()` may be called again, so the next batch is built and replicated while this
+   * one syncs. The runtime holds `ready.messages` and calls `advance(ready)` once the writes
+   * are durable, for accepted Readies in the order they were accepted (and before advancing a
+   * Ready it did not accept). A Ready that carries a snapshot cannot be accepted: persist it,
+   * then `advance` it, after every accepted Ready was advanced.
+   */
+  accept(ready: Ready): void {
+    assert(ready === this.outstanding, 'accept() of a Ready that is not the outstanding one');
+    assert(ready.snapshot === undefined, 'accept() of a Ready that installs a snapshot');
+    this.noteApplied(ready);
+    this.outstanding = undefined;
+    this.accepted.push(ready);
+    this.checkInvariants();
+  }
+
+  /** The runtime applied `ready`'s committed entries (after restoring its snapshot, if any). */
+  private noteApplied(ready: Ready): void {
     if (ready.snapshot !== undefined) this.appliedIndex = ready.snapshot.meta.index;
     const lastApplied = ready.committedEntries[ready.committedEntries.length - 1];
     if (lastApplied !== undefined) this.appliedIndex = lastApplied.index;
-    this.outstanding = undefined;
-    if (this.role === 'leader') this.maybeCommit();
-    this.checkInvariants();
   }
 
   status(): RaftStatus {
@@ -1312,8 +1389,17 @@ export class RaftNode {
       commitIndex: this.commitIndex };
   }
 
+  /** Field by field: `hasReady` runs after every input, so it allocates nothing. */
   private hardStateChanged(): boolean {
-    return !sameHardState(this.hardStateForStorage(), this.readyHardState);
+    const stored = this.readyHardState;
+    return this.currentTerm !== stored.term || this.commitIndex !== stored.commitIndex ||
+      (this.voteHiddenFromStorage ? undefined : this.vote) !== stored.vote;
+  }
+
+  private softStateChanged(): boolean {
+    const last = this.readySoftState;
+    return this.role !== last.role || this.currentTerm !== last.term ||
+      this.leaderId !== last.leaderId;
   }
 
   private softState(): SoftState {
@@ -1352,10 +1438,12 @@ export class RaftNode {
     this.leaderLastIndexFloor = last;
     assert(this.transferTarget === undefined || this.progress.has(this.transferTarget),
       () => `leader ${this.id} transfers to ${this.transferTarget}, which it does not track`);
-    for (const [peer, pr] of this.progress) {
-      assert(pr.matchIndex <= last && pr.matchIndex < pr.nextIndex && pr.nextIndex <= last + 1,
-        () => `progress of ${peer}: match ${pr.matchIndex} next ${pr.nextIndex} last ${last}`);
-    }
+    // Runs after every input: no [key, value] pairs, and a message closure only on failure.
+    this.progress.forEach((pr, peer) => {
+      if (pr.matchIndex <= last && pr.matchIndex < pr.nextIndex && pr.nextIndex <= last + 1) return;
+      assert(false, () => `progress of ${peer}: match ${pr.matchIndex} next ${pr.nextIndex} ` +
+        `last ${last}`);
+    });
   }
 }
 
@@ -1378,6 +1466,29 @@ function concatenate(chunks: readonly Uint8Array[], totalBytes: number): Uint8Ar
     offset += chunk.length;
   }
   return out;
+}
+
+/** Messages only a leader sends, which depend on nothing but its (already durable) term. */
+function fromLeaderOnly(message: RaftMessage): boolean {
+  switch (message.kind) {
+    case 'append':
+    case 'heartbeat':
+    case 'snapshot':
+    case 'timeout-now':
+      return true;
+    case 'append-response':
+    case 'heartbeat-response':
+    case 'snapshot-response':
+    case 'pre-vote':
+    case 'pre-vote-response':
+    case 'vote':
+    case 'vote-response':
+    case 'read-index':
+    case 'read-index-response':
+      return false;
+    default:
+      return assertNever(message, 'raft message kind');
+  }
 }
 
 function sameHardState(a: HardState, b: HardState): boolean {

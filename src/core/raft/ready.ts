@@ -77,18 +77,30 @@ export interface SoftState {
 /**
  * One batch of work for the runtime. Handle a Ready in this order, then call `advance(ready)`:
  *
- * 1. Send `messagesBeforePersist` (always empty unless the test-only mutant `ackBeforeSync` is
- *    on: it is the planted bug, acknowledging before the data is durable).
+ * 1. Send `messagesBeforePersist` at once: they do not depend on this Ready's writes. They are
+ *    a leader's appends, heartbeats, snapshot chunks and timeout-now, which leave while the
+ *    leader's own disk write runs (Raft thesis §10.2.1; empty when this Ready changes the term
+ *    or vote). Under the test-only mutant `ackBeforeSync` they also hold a follower's acks:
+ *    the planted bug, acknowledging before the data is durable.
  * 2. Persist: `hardState` (when present) and `entries` (append; when `entries[0].index` is not
  *    past the stored last index, first drop the stored suffix from that index on, Raft §5.3).
  *    Wait until it is durable (one sync) when `mustSync`; when `mustSync` is false only the
  *    commit index changed, which may be written without waiting.
- * 3. Send `messages`, only now: votes, acks and the leader's appends depend on step 2.
+ * 3. Send `messages`, only now: votes, acks and term changes depend on step 2.
  * 4. Apply `committedEntries` to the state machine, in order. Each committed entry is reported
- *    in exactly one Ready, in index order; they may include entries of this Ready's `entries`,
- *    which step 2 made durable first.
- * 5. Call `advance(ready)`. Until then `hasReady()` is false and `ready()` must not be called;
- *    `step`, `tick` and `propose` may be called (their output goes into the next Ready).
+ *    in exactly one Ready, in index order; they may include entries of this Ready's `entries`
+ *    (committed means durable on a majority, so a pipelining runtime, see below, applies them
+ *    before this node's own copy is durable).
+ * 5. Call `advance(ready)`: this reports step 2 done. A leader counts its own copy of the
+ *    entries towards commit only from here, so an entry commits on a majority of durable
+ *    copies with or without the leader's. Until then `hasReady()` is false and `ready()` must
+ *    not be called; `step`, `tick` and `propose` may be called (their output, follower acks
+ *    included, goes into the next Ready).
+ *
+ * Pipelining (optional): after step 1, staging step 2's writes and step 4, call
+ * `accept(ready)` instead of waiting; the next Ready may then be taken while the write syncs.
+ * Hold `ready.messages` until this write and every earlier one are durable, then send them and
+ * call `advance(ready)`, in acceptance order. A Ready with a `snapshot` is not accepted.
  *
  * `events` and `softState` are for observers; act on them in any order.
  */
@@ -107,7 +119,11 @@ export interface Ready {
   readonly entries: readonly Entry[];
   /** Whether step 2 must be durable (synced) before step 3: a snapshot, entries, term, vote. */
   readonly mustSync: boolean;
-  /** TEST-ONLY (mutant `ackBeforeSync`): sent BEFORE persisting. Empty otherwise. */
+  /**
+   * To send before (or while) persisting: a leader's appends, heartbeats, snapshot chunks and
+   * timeout-now, when this Ready does not change the term or vote (Raft thesis §10.2.1).
+   * TEST-ONLY: a follower's acks too under the mutant `ackBeforeSync`.
+   */
   readonly messagesBeforePersist: readonly RaftEnvelope[];
   /** To send after step 2 completed. */
   readonly messages: readonly RaftEnvelope[];

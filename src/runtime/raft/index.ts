@@ -16,8 +16,10 @@
  *   keeps snapshots (the WAL): every `snapshotEntries` applied entries (RaftRuntimeConfig).
  *
  * Invariants: nothing that depends on a write (a vote, an acknowledgement, an installed
- * snapshot) leaves the node before that write is durable; every callback is called exactly
- * once; a storage failure stops the node for good (fail-stop).
+ * snapshot) leaves the node before that write is durable; a leader's appends do not wait for
+ * its own write of the same entries, whose copy counts towards commit only once durable (Raft
+ * thesis §10.2.1); every callback is called exactly once; a storage failure stops the node for
+ * good (fail-stop).
  *
  * Example:
  * ```ts

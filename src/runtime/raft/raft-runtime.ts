@@ -5,8 +5,18 @@
  *
  * Batching: inputs (messages, proposals, timer ticks) only mark the loop dirty; the loop runs on
  * a zero-delay timer, so everything that arrived in one event-loop turn becomes one Ready: one
- * append per follower and one fsync. While a sync is in flight new inputs accumulate into the
- * next Ready (group commit without extra latency).
+ * append per follower and one write.
+ *
+ * The write path (Raft thesis §10.2.1, and group commit). A leader's appends leave before its
+ * own write of the same entries is durable; the core counts the leader's copy towards commit
+ * only once this runtime reports the sync done (`RaftNode.advance`), so an entry commits on a
+ * majority of durable copies, with or without the leader's. A Ready that needs a sync is
+ * pipelined (`RaftNode.accept`): its committed entries are applied at once, the next Ready is
+ * taken on the next turn while the sync runs (its writes share the storage's next sync), and
+ * what promises durability (acknowledgements, votes, any message of a node whose earlier
+ * writes are still syncing) leaves only when this and every earlier sync completed, in order.
+ * Followers therefore still acknowledge only after their sync, and term and vote are durable
+ * before any message that depends on them.
  *
  * Fail-stop: a storage error stops the node for good (a WAL cannot know what reached the disk);
  * the runtime reports it and does nothing more.
@@ -101,6 +111,13 @@ export interface RaftRuntimeComponents<R> {
   readonly onFatal?: (error: Error) => void;
 }
 
+/** A Ready the core accepted (applied) whose writes are not known durable yet. */
+interface UnsyncedReady {
+  readonly ready: Ready;
+  /** Its writes are durable (or it had none that needed a sync). */
+  durable: boolean;
+}
+
 interface PendingProposal<R> {
   readonly term: Term;
   readonly done: (outcome: ProposalOutcome<R>) => void;
@@ -112,7 +129,12 @@ export class RaftRuntime<R> {
   private loopScheduled: TimerHandle | undefined;
   private tickTimer: TimerHandle | undefined;
   private tickAtMs = Infinity;
-  private syncing = false;
+  /** No Ready is taken meanwhile: the recovery sync, or a snapshot from the leader installing. */
+  private blocked = false;
+  /** Readies the core accepted, oldest first, whose writes (or earlier ones) are syncing. */
+  private readonly unsynced: UnsyncedReady[] = [];
+  /** A Ready carrying the leader's snapshot, installed once `unsynced` is empty. */
+  private snapshotReady: Ready | undefined;
   private stopped = false;
   /** Highest index handed to the state machine; never decreases. */
   private appliedIndex = 0;
@@ -158,9 +180,9 @@ export class RaftRuntime<R> {
     });
     // What recovery read may not be durable yet (written before a crash, never synced): nothing
     // that depends on it (a vote, an ack) leaves this node before one sync covers it.
-    this.syncing = true;
+    this.blocked = true;
     c.storage.sync((error) => {
-      this.syncing = false;
+      this.blocked = false;
       if (error !== undefined) return this.fail(error);
       this.schedule();
     });
@@ -372,53 +394,114 @@ export class RaftRuntime<R> {
   /** Runs the loop on the next zero-delay timer, once, however many inputs arrive meanwhile. */
   private schedule(): void {
     if (this.stopped || this.loopScheduled !== undefined) return;
-    this.loopScheduled = this.c.timer.setTimer(0, () => {
-      this.loopScheduled = undefined;
-      this.loop();
-    });
+    this.loopScheduled = this.c.timer.setTimer(0, this.runScheduledLoop);
   }
+
+  /** The zero-delay timer's callback, made once (schedule runs after every input). */
+  private readonly runScheduledLoop = (): void => {
+    this.loopScheduled = undefined;
+    this.loop();
+  };
 
   private loop(): void {
     if (this.stopped) return;
-    if (!this.syncing && this.node.hasReady()) this.handleReady(this.node.ready());
+    if (!this.blocked && this.node.hasReady()) this.handleReady(this.node.ready());
     this.armTick();
   }
 
+  /**
+   * One Ready. Its early messages leave first: a leader's appends go out while its own disk
+   * writes the same entries (Raft thesis §10.2.1; the core counts the leader's copy towards
+   * commit only once `advance` reports it durable). Then its writes are staged behind earlier
+   * ones. A Ready that needs no sync, with nothing syncing before it, is finished at once;
+   * otherwise it is pipelined (`acceptReady`).
+   */
   private handleReady(ready: Ready): void {
     for (const { to, message } of ready.messagesBeforePersist) this.c.transport.send(to, message);
     for (const event of ready.events) this.c.onEvent?.(event);
-    if (ready.snapshot === undefined) return this.persist(ready);
-    // Raft §7: the installed snapshot is durable before the entries and hard state after it.
-    if (this.snapshots === undefined) {
-      return this.fail(new Error('the leader sent a snapshot, but this node cannot keep one ' +
-        '(its storage or state machine lacks snapshot support)'));
+    if (ready.snapshot !== undefined) {
+      this.blocked = true;
+      this.snapshotReady = ready;
+      this.maybeInstallSnapshot();
+      return;
     }
-    this.syncing = true;
-    this.snapshots.installSnapshot(ready.snapshot, (error) => {
-      this.syncing = false;
-      if (this.stopped) return;
-      if (error !== undefined) return this.fail(error);
-      this.persist(ready);
-    });
-  }
-
-  private persist(ready: Ready): void {
-    const storage = this.c.storage;
-    if (ready.entries.length > 0) storage.append(ready.entries);
-    if (ready.hardState !== undefined) storage.saveHardState(ready.hardState);
-    if (!ready.mustSync) {
+    this.stage(ready);
+    if (!ready.mustSync && this.unsynced.length === 0) {
       this.finishReady(ready);
       this.schedule();
       return;
     }
-    this.syncing = true;
-    storage.sync((error) => {
-      this.syncing = false;
+    this.acceptReady(ready);
+  }
+
+  /**
+   * Pipelining: the Ready is applied now and the next one may be taken at once (group commit:
+   * it accumulates while this one syncs, and shares the storage's next sync). What promises
+   * durability waits: `ready.messages` (acks, votes) leave, and the core hears that the writes
+   * are durable (`advance`), once this sync and every earlier one completed, in order.
+   * Applying does not wait: a committed entry is durable on a majority already (counting this
+   * node's copy only if it was durable, see RaftNode.advance).
+   */
+  private acceptReady(ready: Ready): void {
+    const item: UnsyncedReady = { ready, durable: !ready.mustSync };
+    this.unsynced.push(item);
+    // The sync starts before the applies below; its callback always comes later (RaftStorage
+    // contract), after `accept`.
+    if (ready.mustSync) {
+      this.c.storage.sync((error) => {
+        if (this.stopped) return;
+        if (error !== undefined) return this.fail(error);
+        item.durable = true;
+        this.drainDurable();
+      });
+    }
+    for (const entry of ready.committedEntries) this.apply(entry);
+    this.node.accept(ready);
+    this.afterApply(ready);
+    this.schedule();
+  }
+
+  /** Finishes the accepted Readies whose writes, and all earlier ones, are durable. */
+  private drainDurable(): void {
+    for (let item = this.unsynced[0]; item?.durable === true; item = this.unsynced[0]) {
+      this.unsynced.shift();
+      for (const { to, message } of item.ready.messages) this.c.transport.send(to, message);
+      this.node.advance(item.ready);
+    }
+    this.maybeSnapshot();
+    this.maybeInstallSnapshot();
+    this.schedule();
+  }
+
+  /**
+   * Raft §7: an installed snapshot is durable before the entries and hard state after it; it
+   * waits until everything staged before it is durable, and no Ready is taken meanwhile.
+   */
+  private maybeInstallSnapshot(): void {
+    const ready = this.snapshotReady;
+    if (ready?.snapshot === undefined || this.unsynced.length > 0) return;
+    this.snapshotReady = undefined;
+    if (this.snapshots === undefined) {
+      return this.fail(new Error('the leader sent a snapshot, but this node cannot keep one ' +
+        '(its storage or state machine lacks snapshot support)'));
+    }
+    this.snapshots.installSnapshot(ready.snapshot, (error) => {
       if (this.stopped) return;
       if (error !== undefined) return this.fail(error);
-      this.finishReady(ready);
-      this.schedule();
+      this.stage(ready);
+      this.c.storage.sync((syncError) => {
+        if (this.stopped) return;
+        if (syncError !== undefined) return this.fail(syncError);
+        this.blocked = false;
+        this.finishReady(ready);
+        this.schedule();
+      });
     });
+  }
+
+  private stage(ready: Ready): void {
+    if (ready.entries.length > 0) this.c.storage.append(ready.entries);
+    if (ready.hardState !== undefined) this.c.storage.saveHardState(ready.hardState);
   }
 
   private fail(error: Error): void {
@@ -427,15 +510,20 @@ export class RaftRuntime<R> {
     this.c.onFatal?.(error);
   }
 
+  /** A Ready whose writes are durable, with nothing accepted before it: all of it, now. */
   private finishReady(ready: Ready): void {
     for (const { to, message } of ready.messages) this.c.transport.send(to, message);
     if (ready.snapshot !== undefined) this.restore(ready.snapshot);
     for (const entry of ready.committedEntries) this.apply(entry);
     this.node.advance(ready);
+    this.afterApply(ready);
+    this.maybeSnapshot();
+  }
+
+  private afterApply(ready: Ready): void {
     this.settleReads(ready);
     this.checkTransfer(ready);
     this.checkPromotions();
-    this.maybeSnapshot();
   }
 
   /** The state machine takes the leader's snapshot (Raft §7). */
@@ -472,7 +560,10 @@ export class RaftRuntime<R> {
       if (this.stopped) return;
       if (error !== undefined) return this.fail(error);
       const keep = this.runtimeConfig.snapshotCatchUpEntries;
-      this.node.compact(Math.max(0, snapshot.meta.index - keep) as LogIndex);
+      // Pipelined Readies apply entries before this node's copy is durable (they are durable
+      // on a majority): only durable entries leave the log.
+      const stableIndex = this.node.status().stableIndex;
+      this.node.compact(Math.max(0, Math.min(snapshot.meta.index - keep, stableIndex)) as LogIndex);
       this.schedule();
     });
   }
@@ -513,10 +604,14 @@ export class RaftRuntime<R> {
     }
   }
 
-  /** Keeps one timer armed at the node's next deadline. */
+  /** Keeps one timer armed at (or before) the node's next deadline. */
   private armTick(): void {
     const deadlineMs = this.node.nextDeadlineMs();
-    if (this.tickTimer !== undefined && deadlineMs === this.tickAtMs) return;
+    // A timer armed no later than the deadline serves: a tick before the deadline does nothing
+    // (then this re-arms), and a follower's election deadline moves with every message from
+    // the leader, a leader's check-quorum deadline with every answer: re-arming on each would
+    // churn a timer per message.
+    if (this.tickTimer !== undefined && this.tickAtMs <= deadlineMs) return;
     this.tickTimer?.cancel();
     this.tickAtMs = deadlineMs;
     if (!Number.isFinite(deadlineMs)) return;

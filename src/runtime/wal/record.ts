@@ -69,6 +69,8 @@ export type RecordRead =
   | { readonly kind: 'malformed'; readonly reason: string };
 
 const ENTRY_KIND_CODES: Readonly<Record<EntryKind, number>> = { normal: 0, noop: 1, config: 2 };
+/** Stateless, so shared: one per hard state record was an allocation per batch. */
+const UTF8 = new TextEncoder();
 const ENTRY_KINDS: readonly EntryKind[] = ['normal', 'noop', 'config'];
 
 // ---------------------------------------------------------------------------------- encoding
@@ -122,7 +124,7 @@ export function encodeEntries(entries: readonly Entry[]): Uint8Array {
 }
 
 export function encodeHardState(hardState: HardState): Uint8Array {
-  const vote = hardState.vote === undefined ? undefined : new TextEncoder().encode(hardState.vote);
+  const vote = hardState.vote === undefined ? undefined : UTF8.encode(hardState.vote);
   assert(vote === undefined || vote.length <= VOTE_BYTES_MAX,
     () => `vote ${JSON.stringify(hardState.vote)} exceeds ${VOTE_BYTES_MAX} UTF-8 bytes`);
   return encodeRecord(TYPE_HARD_STATE, 19 + (vote?.length ?? 0), (w) => {

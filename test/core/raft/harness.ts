@@ -11,7 +11,8 @@ import {
   RAFT_DEFAULTS_LOCAL, RAFT_NO_MUTANTS, RaftNode, describeRaftMessage,
 } from '../../../src/core/raft/index.js';
 import type {
-  Entry, RaftConfig, RaftDurableState, RaftMessage, RaftMutants, RaftTuning, Ready, Snapshot,
+  Entry, RaftConfig, RaftDurableState, RaftEnvelope, RaftMessage, RaftMutants, RaftTuning, Ready,
+  Snapshot,
 } from '../../../src/core/raft/index.js';
 
 export interface InFlight {
@@ -323,9 +324,53 @@ export class Cluster {
     this.nodes.set(id, node);
   }
 
+  /**
+   * Takes one Ready of `id` and sends only what may leave before its write (a leader's appends,
+   * Raft thesis §10.2.1): the write is in flight until `completeReady`. Pipelining: pass it to
+   * `acceptReady` to let the node build the next Ready meanwhile.
+   */
+  startReady(id: NodeId): Ready {
+    const node = this.nodes.get(id);
+    if (node === undefined) throw new Error(`no live node ${id}`);
+    const ready = node.ready();
+    this.readies.get(id)?.push(ready);
+    for (const { to, message } of ready.messagesBeforePersist) this.send(id, to, message);
+    this.recordLeaders(id, ready);
+    return ready;
+  }
+
+  /** Applies a Ready from `startReady` and accepts it: its write is still in flight. */
+  acceptReady(id: NodeId, ready: Ready): void {
+    for (const entry of ready.committedEntries) this.recordApplied(id, entry);
+    this.node(id).accept(ready);
+  }
+
+  /**
+   * The write of a Ready from `startReady` completes: it is stored, its other messages leave,
+   * its committed entries are applied (unless it was accepted: they were then), and the node
+   * hears it (`advance`).
+   */
+  completeReady(id: NodeId, ready: Ready, options: { accepted?: boolean } = {}): void {
+    const node = this.node(id);
+    this.persist(id, ready);
+    for (const { to, message } of ready.messages) this.send(id, to, message);
+    if (options.accepted !== true) {
+      for (const entry of ready.committedEntries) this.recordApplied(id, entry);
+    }
+    node.advance(ready);
+  }
+
   private handleReady(id: NodeId, node: RaftNode, ready: Ready): void {
     this.readies.get(id)?.push(ready);
     for (const { to, message } of ready.messagesBeforePersist) this.send(id, to, message);
+    this.persist(id, ready);
+    for (const { to, message } of ready.messages) this.send(id, to, message);
+    for (const entry of ready.committedEntries) this.recordApplied(id, entry);
+    this.recordLeaders(id, ready);
+    node.advance(ready);
+  }
+
+  private persist(id: NodeId, ready: Ready): void {
     const disk = this.disks.get(id) as Disk;
     if (ready.snapshot !== undefined) {
       // InstallSnapshot: the snapshot replaces the whole stored log.
@@ -339,8 +384,9 @@ export class Cluster {
       disk.entries.length = first.index - 1 - (disk.snapshot?.meta.index ?? 0);
       disk.entries.push(...ready.entries);
     }
-    for (const { to, message } of ready.messages) this.send(id, to, message);
-    for (const entry of ready.committedEntries) this.recordApplied(id, entry);
+  }
+
+  private recordLeaders(id: NodeId, ready: Ready): void {
     for (const event of ready.events) {
       if (event.kind !== 'role-changed' || event.to !== 'leader') continue;
       const known = this.leaders.get(event.term);
@@ -349,7 +395,6 @@ export class Cluster {
       }
       this.leaders.set(event.term, id);
     }
-    node.advance(ready);
   }
 
   private recordApplied(id: NodeId, entry: Entry): void {
@@ -419,9 +464,16 @@ export function drain(node: RaftNode): Ready[] {
   return out;
 }
 
-/** All messages of some Readies, described as `to: description`. */
+/**
+ * All messages of some Readies: per Ready, those sent before persisting first (a leader's
+ * appends and heartbeats), then those sent after.
+ */
+export function envelopes(readies: readonly Ready[]): RaftEnvelope[] {
+  return readies.flatMap((r) => [...r.messagesBeforePersist, ...r.messages]);
+}
+
+/** All messages of some Readies (in `envelopes` order), described as `to: description`. */
 export function described(readies: readonly Ready[]): string[] {
-  return readies.flatMap((r) =>
-    r.messages.map((e) => `${e.to}: ${describeRaftMessage(e.message)}`));
+  return envelopes(readies).map((e) => `${e.to}: ${describeRaftMessage(e.message)}`);
 }
 export type { LogIndex, Term };

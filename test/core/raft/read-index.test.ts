@@ -12,7 +12,7 @@ import { logIndex, nodeId, term } from '../../../src/core/ids.js';
 import {
   RAFT_DEFAULTS_LOCAL, validateRaftConfig, type RaftTuning, type ReadFailure, type ReadState,
 } from '../../../src/core/raft/index.js';
-import { Cluster, drain, loneNode, logOf } from './harness.js';
+import { Cluster, drain, envelopes, loneNode, logOf } from './harness.js';
 
 const n = nodeId;
 
@@ -74,10 +74,10 @@ describe('raft: read index', () => {
     assert.equal(node.status().commitIndex, 1, 'the no-op (index 2, term 2) is not committed');
     node.readIndex('early', 1000);
     const before = drain(node);
-    assert.deepEqual(before.flatMap((r) => r.messages), [], 'no round for it yet');
+    assert.deepEqual(envelopes(before), [], 'no round for it yet');
     node.step(n('n2'), { kind: 'append-response', term: term(2), success: true,
       index: logIndex(2), hintIndex: logIndex(0), hintTerm: term(0) }, 1001);
-    const round = drain(node).flatMap((r) => r.messages)
+    const round = envelopes(drain(node))
       .find((e) => e.to === 'n2' && e.message.kind === 'heartbeat');
     assert.ok(round?.message.kind === 'heartbeat' && round.message.readRound !== undefined);
     node.step(n('n2'), { kind: 'heartbeat-response', term: term(2),

@@ -12,6 +12,7 @@ import { RaftRuntime } from '../../../src/runtime/raft/raft-runtime.js';
 import {
   RAFT_RUNTIME_DEFAULTS, type RaftRuntimeConfig,
 } from '../../../src/runtime/raft/runtime-config.js';
+import type { Storage } from '../../../src/ports/storage.js';
 import { openWal, type Wal, type WalConfig, WAL_DEFAULTS } from '../../../src/runtime/wal/index.js';
 import type { KvOutput } from '../../../src/sim/checkers/kv-model.js';
 import { Prng } from '../../../src/sim/prng.js';
@@ -20,6 +21,44 @@ import { SimHost, type HostContext } from '../../../src/sim/sim-host.js';
 import { NETWORK_FAULTS_NONE, SimNetwork, type NetworkFaults } from '../../../src/sim/sim-network.js';
 import { TraceHash } from '../../../src/sim/trace-hash.js';
 import { SimKvStateMachine } from '../../../src/sim/scenarios/raft/sim-kv.js';
+
+/**
+ * A node's disk whose syncs a test can hold: while held, a completed sync reports back only
+ * when `release` is called (the data is durable; the node just does not know yet).
+ */
+export class SyncGate {
+  private held = false;
+  private waiting: (() => void)[] = [];
+
+  hold(): void {
+    this.held = true;
+  }
+
+  release(): void {
+    this.held = false;
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const report of waiting) report();
+  }
+
+  /** `storage` with every sync's report passed through this gate. */
+  wrap(storage: Storage): Storage {
+    const gated = (done: (error?: Error) => void) => (error?: Error): void => {
+      if (this.held) this.waiting.push(() => done(error));
+      else done(error);
+    };
+    return {
+      list: () => storage.list(),
+      read: (name) => storage.read(name),
+      append: (name, bytes) => storage.append(name, bytes),
+      truncate: (name, sizeBytes) => storage.truncate(name, sizeBytes),
+      remove: (name) => storage.remove(name),
+      rename: (from, to) => storage.rename(from, to),
+      sync: (name, done) => storage.sync(name, gated(done)),
+      syncDir: (done) => storage.syncDir(gated(done)),
+    };
+  }
+}
 
 export interface RuntimeProcess {
   readonly runtime: RaftRuntime<KvOutput>;
@@ -53,6 +92,8 @@ export class RuntimeCluster {
   readonly ids: readonly NodeId[];
   readonly hosts = new Map<NodeId, SimHost<RaftMessage, RuntimeProcess>>();
   readonly events: SeenEvent[] = [];
+  /** Each node's sync gate (kept across restarts): hold a node's syncs to test the write path. */
+  readonly syncGates = new Map<NodeId, SyncGate>();
   readonly tuning: RaftTuning;
   private readonly runtimeConfig: RaftRuntimeConfig;
   private readonly walConfig: WalConfig;
@@ -72,6 +113,7 @@ export class RuntimeCluster {
     const voters = this.ids.slice(0, voterCount);
     this.tuning = { ...RAFT_DEFAULTS_LOCAL, ...options.tuning };
     for (const id of this.ids) {
+      this.syncGates.set(id, new SyncGate());
       const config: RaftConfig = voters.includes(id)
         ? { ...this.tuning, id, voters }
         : { ...this.tuning, id, voters, learners: [id] };
@@ -130,7 +172,8 @@ export class RuntimeCluster {
   }
 
   private startProcess(context: HostContext<RaftMessage>, config: RaftConfig): RuntimeProcess {
-    const opened = openWal(context.storage, this.walConfig);
+    const storage = this.syncGates.get(context.id)?.wrap(context.storage) ?? context.storage;
+    const opened = openWal(storage, this.walConfig);
     if ('error' in opened) throw new Error(opened.error.message);
     const stateMachine = new SimKvStateMachine();
     const runtime = new RaftRuntime<KvOutput>(config, {
