@@ -261,18 +261,15 @@ export class KvStore {
   private execute(index: number, command: KvClientCommand): KvApplyResult {
     switch (command.kind) {
       case 'put': {
-        const { key, value, prevKv, lease } = command;
-        const op: KvTxnOp = { kind: 'put', key, value, ...(prevKv !== undefined && { prevKv }),
-          ...(lease !== undefined && { lease }) };
+        // The command is a put op with a stamp besides (runOp reads only the op's fields).
+        const op: KvTxnOp = command;
         const missing = this.missingLease([op]);
         if (missing !== undefined) return missing;
         const { responses, revision } = this.runOps([op]);
         return { ...(responses[0] as KvTxnOpResponse & { kind: 'put' }), revision };
       }
       case 'delete': {
-        const { key, prefix, prevKv } = command;
-        const op: KvTxnOp = { kind: 'delete', key, ...(prefix !== undefined && { prefix }),
-          ...(prevKv !== undefined && { prevKv }) };
+        const op: KvTxnOp = command;
         const { responses, revision } = this.runOps([op]);
         return { ...(responses[0] as KvTxnOpResponse & { kind: 'delete' }), revision };
       }

@@ -22,11 +22,26 @@ function isLowSurrogate(unit: number): boolean {
   return unit >= 0xdc00 && unit <= 0xdfff;
 }
 
+/**
+ * True when the UTF-8 form of `text` is longer than `bytesMax`, counting only when the answer
+ * is not already known from the length: each UTF-16 unit is 1 to 3 bytes (a surrogate pair,
+ * two units, is 4), so most keys and values are decided without a scan.
+ */
+export function utf8ByteLengthExceeds(text: string, bytesMax: number): boolean {
+  if (text.length > bytesMax) return true;
+  if (text.length * 3 <= bytesMax) return false;
+  return utf8ByteLength(text) > bytesMax;
+}
+
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** ES2024's String.prototype.isWellFormed where the runtime has it (Node 20 does): no regex. */
+const nativeIsWellFormed = (String.prototype as { isWellFormed?: () => boolean }).isWellFormed;
 
 /** True when `text` has no lone surrogate, so it is valid Unicode with one UTF-8 encoding. */
 export function isWellFormed(text: string): boolean {
-  return !LONE_SURROGATE.test(text);
+  return nativeIsWellFormed === undefined ? !LONE_SURROGATE.test(text)
+    : nativeIsWellFormed.call(text);
 }
 
 /** Key order: JavaScript string comparison (UTF-16 code units), the same on every replica. */

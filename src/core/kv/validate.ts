@@ -6,7 +6,7 @@
  */
 import { assertNever } from '../assert.js';
 import type { KvStoreConfig } from './config.js';
-import { isWellFormed, utf8ByteLength } from './text.js';
+import { isWellFormed, utf8ByteLengthExceeds } from './text.js';
 import type {
   KvClientStamp, KvCommand, KvCompare, KvKeySelector, KvLeaseSystemCommand, KvProblem,
   KvRangeRequest, KvTxnOp,
@@ -125,7 +125,7 @@ function checkStamp(problems: Problems, stamp: KvClientStamp, config: KvStoreCon
   const { clientId } = stamp;
   if (typeof clientId !== 'string' || clientId.length === 0 || !isWellFormed(clientId)) {
     problems.push({ field: 'clientId', rule: 'must be a non-empty, well-formed string' });
-  } else if (utf8ByteLength(clientId) > config.clientIdBytesMax) {
+  } else if (utf8ByteLengthExceeds(clientId, config.clientIdBytesMax)) {
     problems.push({ field: 'clientId', rule: `must be at most ${config.clientIdBytesMax} bytes` });
   }
   checkInteger(problems, 'sequence', stamp.sequence, 1);
@@ -241,7 +241,7 @@ function checkKey(
     problems.push({ field, rule: 'must be a well-formed string' });
   } else if (key.length === 0 && !emptyAllowed) {
     problems.push({ field, rule: 'must not be empty (the empty key only as a prefix: all keys)' });
-  } else if (utf8ByteLength(key) > config.keyBytesMax) {
+  } else if (utf8ByteLengthExceeds(key, config.keyBytesMax)) {
     problems.push({ field, rule: `must be at most ${config.keyBytesMax} bytes` });
   }
 }
@@ -254,7 +254,7 @@ function checkValue(
 ): void {
   if (typeof value !== 'string' || !isWellFormed(value)) {
     problems.push({ field, rule: 'must be a well-formed string' });
-  } else if (utf8ByteLength(value) > config.valueBytesMax) {
+  } else if (utf8ByteLengthExceeds(value, config.valueBytesMax)) {
     problems.push({ field, rule: `must be at most ${config.valueBytesMax} bytes` });
   }
 }

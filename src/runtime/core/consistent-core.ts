@@ -35,7 +35,7 @@ import type { Logger } from '../../ports/logger.js';
 import type { Storage } from '../../ports/storage.js';
 import type { Timer } from '../../ports/timer.js';
 import type { Transport } from '../../ports/transport.js';
-import { RaftRuntime } from '../raft/raft-runtime.js';
+import { RaftRuntime, type ProposalOutcome } from '../raft/raft-runtime.js';
 import { openWal, WAL_DEFAULTS, type WalConfig } from '../wal/index.js';
 import { ConfigInvalidError, CoordError } from '../../errors.js';
 import { formatConfigProblems } from '../../core/config.js';
@@ -116,6 +116,15 @@ export class ConsistentCore {
   readonly leaseTiming: LeaseTiming;
   /** When each log entry reached this member (monotonic ms), until it is applied. */
   private readonly arrivals = new Map<number, number>();
+  /**
+   * The canonical command of each entry this member proposed and has not yet applied, keyed
+   * by the entry's bytes: the very array Raft keeps in its log and hands back to apply, so the
+   * leader applies its own proposals without decoding them again (issue #9). Keyed by the
+   * bytes object rather than the index: an entry another leader wrote at that index is other
+   * bytes, and is decoded as usual. An entry is dropped when it applies or when its proposal
+   * ends any other way, so this holds at most the proposals in flight.
+   */
+  private readonly proposedCommands = new Map<Uint8Array, KvCommand>();
 
   private constructor(private readonly options: ConsistentCoreOptions, private readonly c: ConsistentCoreComponents) {
     const leaseConfig = options.lease ?? LEASE_DEFAULTS;
@@ -188,7 +197,7 @@ export class ConsistentCore {
       const problems = encoded.problems.map((p) => `${p.field}: ${p.rule}`).join('; ');
       return done({ kind: 'failed', error: new CoordError('CONCLAVE_REQUEST_INVALID', problems) });
     }
-    this.runtime.propose(encoded.bytes, (outcome) => {
+    this.propose(encoded.bytes, encoded.command, (outcome) => {
       this.c.onProposal?.(outcome.kind);
       switch (outcome.kind) {
         case 'applied':
@@ -263,9 +272,15 @@ export class ConsistentCore {
     });
   }
 
+  /** Proposals of this member not yet applied or ended (for tests and diagnostics). */
+  get proposedCommandCount(): number {
+    return this.proposedCommands.size;
+  }
+
   stop(): void {
     this.leases.stop();
     this.runtime.stop('server stopping');
+    this.proposedCommands.clear();
   }
 
   /**
@@ -277,9 +292,29 @@ export class ConsistentCore {
     return new Promise((resolve) => this.runtime.shutdown((outcome) => resolve(outcome.transferredTo)));
   }
 
+  /** Proposes `bytes`, remembering `command` (their decoded form) until the outcome. */
+  private propose(bytes: Uint8Array, command: KvCommand,
+    done: (outcome: ProposalOutcome<KvApplyResult>) => void): void {
+    this.proposedCommands.set(bytes, command);
+    this.runtime.propose(bytes, (outcome) => {
+      // Applied: apply already took it. Otherwise the entry was refused, overwritten or is in
+      // doubt: should it still apply, it is decoded like any other entry.
+      this.proposedCommands.delete(bytes);
+      done(outcome);
+    });
+  }
+
   /** The state machine: the store applies, then the lease tracker learns what changed. */
   private apply(entry: Entry): KvApplyResult {
-    const result = this.store.applyEntry(entry);
+    const command = this.proposedCommands.get(entry.data);
+    let result: KvApplyResult;
+    if (command === undefined) {
+      result = this.store.applyEntry(entry);
+    } else {
+      // The canonical command is what decoding these bytes gives (codec.ts): same result.
+      this.proposedCommands.delete(entry.data);
+      result = this.store.apply(entry.index, command);
+    }
     const receivedAtMs = this.arrivals.get(entry.index);
     this.arrivals.delete(entry.index);
     // Entries overwritten or covered by a snapshot are never applied here: drop stale notes.
@@ -302,7 +337,7 @@ export class ConsistentCore {
         'lease tracker built an invalid command');
       return done({ kind: 'failed', reason });
     }
-    this.runtime.propose(encoded.bytes, (outcome) => {
+    this.propose(encoded.bytes, encoded.command, (outcome) => {
       if (outcome.kind === 'applied') {
         if (outcome.result.kind === 'error') {
           this.c.logger.error({ command: command.kind, error: outcome.result.error },

@@ -239,3 +239,66 @@ describe('server: consistent core: leases', () => {
     assert.ok(eager.waitMs <= 10, `answered after ${eager.waitMs} ms without lingering`);
   });
 });
+
+/**
+ * The leader applies its own proposals from the commands it encoded (no decode): its state must
+ * be exactly the state followers reach by decoding the same entries, and the kept commands
+ * must be dropped whatever becomes of each proposal.
+ */
+describe('server: consistent core: applying its own proposals', () => {
+  const snapshotOf = (cluster: Cluster, id: NodeId): unknown => cluster.core(id).store.toSnapshot();
+
+  test('the leader reaches the state followers decode, and keeps no command after', () => {
+    const cluster = new Cluster(5);
+    const leader = cluster.elect();
+    const leaseId = cluster.grant(leader, 60_000);
+    const writes: Unstamped<KvWrite>[] = [
+      { kind: 'put', key: 'a', value: 'x' }, { kind: 'put', key: 'a/1', value: '😀', prevKv: true },
+      { kind: 'put', key: 'b', value: 'y', lease: leaseId },
+      { kind: 'txn', compare: [{ key: 'a', target: 'value', result: 'equal', value: 'x' }],
+        success: [{ kind: 'put', key: 'c', value: 'z' }, { kind: 'range', key: 'a', prefix: true }],
+        failure: [] },
+      { kind: 'delete', key: 'a', prefix: true, prevKv: true }, { kind: 'compact', revision: 3 },
+      { kind: 'put', key: 'b', value: 'y', lease: 9999 }, // refused by the store: no such lease
+      { kind: 'lease-revoke', leaseId },
+    ];
+    for (const write of writes) {
+      assert.equal(cluster.write(leader, write).kind, 'applied', JSON.stringify(write));
+    }
+    cluster.run(500);
+    assert.equal(cluster.core(leader).proposedCommandCount, 0);
+    const expected = snapshotOf(cluster, leader);
+    for (const id of cluster.ids) assert.deepStrictEqual(snapshotOf(cluster, id), expected, id);
+  });
+
+  test('proposals of a deposed leader are dropped, and it applies the new leader entries', () => {
+    const cluster = new Cluster(6);
+    const leader = cluster.elect();
+    const others = cluster.ids.filter((id) => id !== leader);
+    cluster.network.partition([[leader], others]);
+    const outcomes: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      cluster.hosts.get(leader)?.submit((p) => p.core.write({ kind: 'put', clientId: 'old',
+        sequence: i + 1, key: `k${i}`, value: 'lost' }, (outcome) => outcomes.push(outcome.kind)));
+    }
+    cluster.run(50);
+    assert.equal(cluster.core(leader).proposedCommandCount, 5);
+    cluster.run(3000);
+    const newLeader = cluster.elect();
+    assert.notEqual(newLeader, leader);
+    // Enough entries to cover every index the old leader used: each of its proposals ends
+    // when another entry applies at its index (Raft §5.3).
+    for (let i = 0; i < 5; i++) {
+      assert.equal(cluster.write(newLeader, { kind: 'put', key: `k${i}`, value: 'kept' }).kind,
+        'applied');
+    }
+    cluster.network.heal();
+    cluster.run(2000);
+    assert.equal(outcomes.length, 5);
+    assert.ok(outcomes.every((kind) => kind !== 'applied'), outcomes.join());
+    assert.equal(cluster.core(leader).proposedCommandCount, 0);
+    assert.equal(cluster.core(leader).store.get('k0')?.value, 'kept');
+    const expected = snapshotOf(cluster, newLeader);
+    for (const id of cluster.ids) assert.deepStrictEqual(snapshotOf(cluster, id), expected, id);
+  });
+});
