@@ -17,8 +17,13 @@ import type { SystemName } from './lib/wire.js';
 import { LATER_SUITES, SUITES } from './suites/index.js';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
-/** Time a stopping process gets between SIGTERM and SIGKILL. Unit: ms. */
-const STOP_GRACE_MS = 3_000;
+/**
+ * Time a stopping process gets between SIGTERM and SIGKILL. Unit: ms. Why 8 s: a Conclave leader
+ * on SIGTERM first tries to hand leadership over, for up to 2 × its longest election timeout
+ * (4 s at election 1000 ms), and its followers are stopping too; a SIGKILL before it exits
+ * would lose its --cpu-prof profile.
+ */
+const STOP_GRACE_MS = 8_000;
 
 const USAGE = `usage: npm run bench -- <suite>... [--vs etcd] [options]
 
