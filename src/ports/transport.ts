@@ -18,8 +18,11 @@ export interface TransportHandler<M> {
   /** A message arrived from `from`. Called on the node's single event loop, never re-entrantly. */
   onMessage(from: NodeId, message: M): void;
   /**
-   * The stream to `peer` broke (connection reset or refused). A hint only: it may speed up
-   * failure detection, it never replaces the protocol's own rules (terms, timeouts).
+   * The stream to `peer` broke (connection reset or refused, or closed without a goodbye: what
+   * the kernel does to the sockets of a process that died). Reported once per outage, after the
+   * messages that arrived on the broken stream. A hint only: it may speed up failure detection,
+   * it never replaces the protocol's own rules (terms, timeouts). Raft uses it to start a
+   * pre-vote early when the leader's link broke (`RaftConfig.preVoteOnLeaderReset`).
    */
   onPeerReset?(peer: NodeId): void;
 }

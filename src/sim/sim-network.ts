@@ -114,11 +114,13 @@ export class SimNetwork<M> {
     endpoint.up = up;
     if (up) return;
     endpoint.incarnation++;
-    // The kernel closes a dead process's sockets: connected peers see a reset soon after.
+    // The kernel closes a dead process's sockets: connected peers see a reset soon after, and
+    // after the stream data already on the wire (TCP delivers it before the FIN).
     for (const [peerId, peer] of this.endpoints) {
       if (peerId === id || !peer.up || this.isBlocked(id, peerId)) continue;
       const incarnation = peer.incarnation;
-      this.scheduler.schedule(this.drawLatencyMs(), () => {
+      const tailMs = (this.linkTailMs.get(linkKey(id, peerId)) ?? 0) - this.scheduler.nowMs;
+      this.scheduler.schedule(Math.max(this.drawLatencyMs(), tailMs), () => {
         if (peer.up && peer.incarnation === incarnation) peer.handler?.onPeerReset?.(id);
       });
     }

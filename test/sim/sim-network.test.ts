@@ -91,6 +91,22 @@ describe('sim: network', () => {
     assert.deepEqual(resets.sort(), ['a<-b', 'c<-b']);
   });
 
+  test('stream messages of a crashed node already on the wire arrive before its reset', () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const { scheduler, network, transports } = setup({ latencyMsMeanExtra: 5, latencyMsMax: 50 },
+        seed);
+      const seen: string[] = [];
+      transports.get(A)!.setHandler({
+        onMessage: (_from, m) => seen.push(String(m)),
+        onPeerReset: (peer) => seen.push(`reset ${peer}`),
+      });
+      for (let i = 0; i < 5; i++) transports.get(B)!.send(A, i);
+      network.setUp(B, false);
+      scheduler.runUntil(1000);
+      assert.deepEqual(seen, ['0', '1', '2', '3', '4', 'reset b'], `seed ${seed}`);
+    }
+  });
+
   test('the trace hash depends on what was delivered, and repeats for the same seed', () => {
     const run = (seed: number): string => {
       const { scheduler, transports, trace } = setup({ lossRate: 0.3, latencyMsMeanExtra: 3 }, seed);

@@ -110,6 +110,34 @@ export interface RaftConfig {
    */
   readonly checkQuorum: boolean;
   /**
+   * Act on the transport's hint that the stream to the leader broke (`onPeerReset`: a
+   * connection reset or refused, or closed without a goodbye, which is what the kernel does to
+   * the sockets of a process that died). A follower then starts its pre-vote within
+   * leaderResetDelayRatioMax × electionTimeoutMsMin instead of waiting out its election
+   * timeout; and a pre-vote receiver sets leader stickiness aside while it, too, has seen the
+   * leader's link reset since the leader's last message. So a reset seen by a majority (the
+   * leader process is gone) elects in a few round trips, while one flaky link changes nothing:
+   * the others still hear the leader and refuse the pre-vote. Only *when* a pre-vote starts
+   * changes; real votes keep every Raft rule, so safety does not rest on the hint. A leader
+   * that is silently cut off (no reset) is handled exactly as without this.
+   * Needs preVote (without it the hint is ignored). With leaseBasedReads, receivers keep their
+   * stickiness (the lease rests on it): only the early start applies.
+   * Default: true.
+   */
+  readonly preVoteOnLeaderReset: boolean;
+  /**
+   * After the leader's link resets, the pre-vote starts within
+   * [0, leaderResetDelayRatioMax × electionTimeoutMsMin). Every follower sees the reset at about
+   * the same instant; two that pre-vote within one network delay of each other split the vote,
+   * which costs a whole election timeout. So the span is cut into one slot per voter other than
+   * the leader, in id order, and each starts at a random point of its own slot.
+   * Unit: fraction of electionTimeoutMsMin. Default: 0.1 (0–100 ms on LAN, 0–30 ms LOCAL).
+   * Trade-off: the last slot is the worst case when earlier nodes cannot win (a stale log);
+   * a wider span keeps slots wide against network and disk jitter at the cost of a slower
+   * failover (by half the span on average). Must be in [0, 1).
+   */
+  readonly leaderResetDelayRatioMax: number;
+  /**
    * How many append messages carrying entries may be unacknowledged per follower while it is
    * replicating (pipelining). When the window is full, sending pauses until acks arrive.
    * Unit: messages. Default: 256 (etcd's example value).
@@ -189,6 +217,8 @@ export const RAFT_DEFAULTS_LAN: RaftTuning = Object.freeze({
   heartbeatIntervalMs: 100,
   preVote: true,
   checkQuorum: true,
+  preVoteOnLeaderReset: true,
+  leaderResetDelayRatioMax: 0.1,
   inflightMessagesMax: 256,
   entriesPerMessageMax: 1024,
   bytesPerMessageMax: 1024 * 1024,
@@ -296,10 +326,16 @@ function limitProblems(config: RaftConfig): ConfigProblem[] {
 
 function flagProblems(config: RaftConfig): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
-  for (const field of ['preVote', 'checkQuorum', 'leaseBasedReads'] as const) {
+  const flags = ['preVote', 'checkQuorum', 'preVoteOnLeaderReset', 'leaseBasedReads'] as const;
+  for (const field of flags) {
     if (typeof config[field] !== 'boolean') {
       problems.push({ field, value: config[field], rule: 'must be a boolean' });
     }
+  }
+  const ratio = config.leaderResetDelayRatioMax;
+  if (typeof ratio !== 'number' || !(ratio >= 0 && ratio < 1)) {
+    problems.push({ field: 'leaderResetDelayRatioMax', value: ratio,
+      rule: 'must be a fraction of electionTimeoutMsMin in [0, 1)' });
   }
   const rho = config.clockRateErrorMax;
   if (typeof rho !== 'number' || !(rho >= 0 && rho < 0.5)) {

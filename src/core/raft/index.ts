@@ -9,10 +9,12 @@
  * `propose(data, nowMs)` (leaders only; accepted, rejected or dropped), `readIndex(id, nowMs)`
  * (a linearizable read without a log write, Raft thesis §6.4; answered in a later Ready),
  * `transferLeadership(target, nowMs)` (thesis §3.10), `proposeMembershipChange(change, nowMs)`
- * (one server at a time, thesis §4), and from the runtime `createSnapshot(index, data)` and
- * `compact(index)` (Raft §7). Time only comes in through `nowMs` (a monotonic clock, never
- * going backwards); randomness (election timeout jitter) only through the `Random` given to the
- * constructor.
+ * (one server at a time, thesis §4), and from the runtime `createSnapshot(index, data)`,
+ * `compact(index)` (Raft §7) and `peerReset(peer, nowMs)` (the transport's hint that a stream
+ * broke: with `preVoteOnLeaderReset`, a reset of the leader's link brings the pre-vote forward;
+ * only when a pre-vote starts changes, never what a vote requires). Time only comes in through
+ * `nowMs` (a monotonic clock, never going backwards); randomness (election timeout jitter) only
+ * through the `Random` given to the constructor.
  *
  * Outputs, the Ready contract. Whenever `hasReady()` is true, take `ready()` and:
  *   1. send `ready.messagesBeforePersist` (a leader's appends and heartbeats: Raft thesis

@@ -14,7 +14,7 @@ import type { LogIndex, NodeId, Term } from '../ids.js';
 import { logIndex, term as toTerm } from '../ids.js';
 import { crc32c } from '../checksum.js';
 import type { Random } from '../random.js';
-import { randomInt } from '../random.js';
+import { randomFloat, randomInt } from '../random.js';
 import type { RaftConfig, RaftMutants } from './config.js';
 import { formatConfigProblems } from '../config.js';
 import { validateRaftConfig } from './config.js';
@@ -107,6 +107,11 @@ export class RaftNode {
   private electionDeadlineMs = 0;
   /** When this node last heard from its leader (leader stickiness). */
   private leaderContactMs = Number.NEGATIVE_INFINITY;
+  /**
+   * Members whose stream the transport reported broken since their last message (`peerReset`):
+   * a hint that the process is gone. At most one entry per member.
+   */
+  private readonly resetPeers = new Set<NodeId>();
   private heartbeatDeadlineMs = Number.POSITIVE_INFINITY;
   /** (Pre-)vote answers in the current campaign, this node's own included. */
   private votes = new Map<NodeId, boolean>();
@@ -224,6 +229,24 @@ export class RaftNode {
   step(from: NodeId, message: RaftMessage, nowMs: number): void {
     this.advanceTime(nowMs);
     if (from !== this.id) this.stepMessage(from, message);
+    this.checkInvariants();
+  }
+
+  /**
+   * The transport's hint that the stream to `peer` broke (reset, refused, or closed without a
+   * goodbye). With `preVoteOnLeaderReset`, a follower whose leader's link broke starts its
+   * pre-vote within leaderResetDelayRatioMax × electionTimeoutMsMin, and, while no message of
+   * the leader came since, sets stickiness aside for others' pre-votes (see `inLeaderLease`).
+   * Any later message from `peer` clears the hint. Safety never rests on it: only when a
+   * pre-vote starts changes.
+   */
+  peerReset(peer: NodeId, nowMs: number): void {
+    this.advanceTime(nowMs);
+    // Only members count; the set stays bounded by the membership.
+    if (peer !== this.id && this.peers.includes(peer)) {
+      this.resetPeers.add(peer);
+      if (this.role === 'follower' && this.leaderResetSeen()) this.hastenPreVote();
+    }
     this.checkInvariants();
   }
 
@@ -602,6 +625,11 @@ export class RaftNode {
   // Message dispatch and the generation clock (Raft §5.1)
 
   private stepMessage(from: NodeId, m: RaftMessage): void {
+    // A fresh message: the peer reconnected, so its reset hint no longer holds. If the hint
+    // had brought the leader's pre-vote forward, the usual timeout applies again.
+    if (this.resetPeers.delete(from) && from === this.leaderId && this.role === 'follower') {
+      this.resetElectionTimer();
+    }
     if (m.term > this.currentTerm) {
       if (!this.stepHigherTerm(from, m)) return;
     } else if (m.term < this.currentTerm) {
@@ -708,8 +736,37 @@ export class RaftNode {
     // Lease-based reads: in its previous life this node may have answered a heartbeat round
     // that granted some leader a lease; it keeps that promise across a restart.
     if (this.nowMs < this.startQuietUntilMs) return true;
+    // Thesis §9.6 stickiness, unless this node too saw the leader's link reset since its last
+    // message: a majority that saw it means the leader process is gone. Not with lease-based
+    // reads, whose lease rests on stickiness alone.
     return this.stickinessOn && this.leaderId !== undefined &&
-      this.nowMs - this.leaderContactMs < this.config.electionTimeoutMsMin;
+      this.nowMs - this.leaderContactMs < this.config.electionTimeoutMsMin &&
+      (this.config.leaseBasedReads || !this.leaderResetSeen());
+  }
+
+  /** Whether the stream to the current leader broke since its last message, and it counts. */
+  private leaderResetSeen(): boolean {
+    return this.preVoteOn && this.config.preVoteOnLeaderReset && this.leaderId !== undefined &&
+      this.leaderId !== this.id && this.resetPeers.has(this.leaderId);
+  }
+
+  /**
+   * Brings the pre-vote forward to an instant within leaderResetDelayRatioMax ×
+   * electionTimeoutMsMin: only when a pre-vote starts changes (thesis §9.6 keeps it harmless).
+   * The span has one slot per voter that may campaign (every voter but the leader, in id
+   * order), and each node starts at a random point of its own slot: followers that saw the same
+   * reset almost never pre-vote within one network delay of each other, which would split the
+   * vote and cost a whole election timeout.
+   */
+  private hastenPreVote(): void {
+    if (!this.promotable()) return;
+    const { leaderResetDelayRatioMax: ratio, electionTimeoutMsMin } = this.config;
+    const campaigners = this.voters.filter((id) => id !== this.leaderId).sort();
+    const slotMs = (ratio * electionTimeoutMsMin) / campaigners.length;
+    const slot = campaigners.indexOf(this.id);
+    assert(slot >= 0, () => `${this.id} is a voter but not among ${campaigners.join(',')}`);
+    const delayMs = slotMs * (slot + randomFloat(this.random));
+    this.electionDeadlineMs = Math.min(this.electionDeadlineMs, this.nowMs + delayMs);
   }
 
   // ---------------------------------------------------------------------------------------
@@ -763,7 +820,10 @@ export class RaftNode {
 
   private tickElection(): void {
     if (!this.promotable() || this.nowMs < this.electionDeadlineMs) return;
-    this.campaign(this.preVoteOn ? 'pre-vote' : 'election', 'election-timeout');
+    const reason = this.role === 'follower' && this.leaderResetSeen()
+      ? 'leader-link-reset'
+      : 'election-timeout';
+    this.campaign(this.preVoteOn ? 'pre-vote' : 'election', reason);
   }
 
   private campaign(kind: 'pre-vote' | 'election', reason: RoleChangeReason,

@@ -13,6 +13,11 @@ export type RaftRole = 'follower' | 'pre-candidate' | 'candidate' | 'leader';
 export type RoleChangeReason =
   /** No word from a leader within the randomized election timeout: (pre-)campaign. */
   | 'election-timeout'
+  /**
+   * The stream to the leader broke (the transport's reset hint) and no message of the leader
+   * came since: pre-campaign early (`preVoteOnLeaderReset`).
+   */
+  | 'leader-link-reset'
   /** A majority would vote for this pre-candidate: it starts the real election. */
   | 'pre-vote-won'
   /** A majority refused the pre-vote: back to follower, term unchanged. */

@@ -177,6 +177,7 @@ export class RaftRuntime<R> {
     });
     c.transport.setHandler({
       onMessage: (from, message) => this.onMessage(from, message),
+      onPeerReset: (peer) => this.onPeerReset(peer),
     });
     // What recovery read may not be durable yet (written before a crash, never synced): nothing
     // that depends on it (a vote, an ack) leaves this node before one sync covers it.
@@ -388,6 +389,16 @@ export class RaftRuntime<R> {
   private onMessage(from: NodeId, message: RaftMessage): void {
     if (this.stopped) return;
     this.node.step(from, message, this.c.clock.monotonicMs());
+    this.schedule();
+  }
+
+  /**
+   * The transport's hint that the stream to `peer` broke: the core may bring a pre-vote forward
+   * (`RaftConfig.preVoteOnLeaderReset`); the loop re-arms the tick for the new deadline.
+   */
+  private onPeerReset(peer: NodeId): void {
+    if (this.stopped) return;
+    this.node.peerReset(peer, this.c.clock.monotonicMs());
     this.schedule();
   }
 

@@ -49,6 +49,19 @@ describe('raft: config', () => {
     ]);
   });
 
+  test('the leader-reset fields: a boolean, and a fraction in [0, 1)', () => {
+    const base = { ...RAFT_DEFAULTS_LAN, id: nodeId('n1'), voters };
+    const fields = (extra: object) => validateRaftConfig({ ...base, ...extra } as RaftConfig)
+      .map((p) => p.field);
+    assert.deepEqual(fields({ leaderResetDelayRatioMax: 0 }), []);
+    assert.deepEqual(fields({ leaderResetDelayRatioMax: 0.99 }), []);
+    assert.deepEqual(fields({ leaderResetDelayRatioMax: 1, preVoteOnLeaderReset: 'yes' }),
+      ['preVoteOnLeaderReset', 'leaderResetDelayRatioMax']);
+    assert.deepEqual(fields({ leaderResetDelayRatioMax: -0.1 }), ['leaderResetDelayRatioMax']);
+    assert.equal(RAFT_DEFAULTS_LAN.preVoteOnLeaderReset, true);
+    assert.equal(RAFT_DEFAULTS_LOCAL.leaderResetDelayRatioMax, 0.1);
+  });
+
   test('a joining node lists itself as a learner; learners must not repeat or vote', () => {
     const n4 = nodeId('n4');
     assert.deepEqual(validateRaftConfig({ ...RAFT_DEFAULTS_LAN, id: n4, voters, learners: [n4] }), []);

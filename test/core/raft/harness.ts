@@ -259,6 +259,23 @@ export class Cluster {
     this.drop((m) => m.to === id);
   }
 
+  /**
+   * The transport of `at` reports that its stream to `peer` broke (`RaftNode.peerReset`); `at`
+   * then drains its Readies.
+   */
+  peerReset(at: NodeId, peer: NodeId): void {
+    const node = this.nodes.get(at);
+    if (node === undefined) return;
+    node.peerReset(peer, this.nowMs);
+    this.process(at);
+  }
+
+  /** Crashes `id` as a process dies: every live peer's transport reports its stream reset. */
+  crashWithResets(id: NodeId): void {
+    this.crash(id);
+    for (const other of [...this.nodes.keys()]) this.peerReset(other, id);
+  }
+
   restart(id: NodeId): void {
     this.crashed.delete(id);
     this.applied.set(id, []);
