@@ -12,7 +12,7 @@ import type { KeyValue } from '../core/kv/types.js';
 import { UsageError } from '../errors.js';
 import type { Lease } from './lease.js';
 import {
-  raceSignal, RECIPE_TTL_MS_DEFAULT, runRecipe, type RecipeComponents, type RecipeHold,
+  Holding, raceSignal, RECIPE_TTL_MS_DEFAULT, runRecipe, type RecipeComponents, type RecipeHold,
 } from './recipe-driver.js';
 import { WatchCompactedError } from './watch.js';
 
@@ -140,43 +140,18 @@ export class Election {
 }
 
 /** An election won. Its `signal` says when it ended; see `Election.campaign`. */
-export class Leadership {
+export class Leadership extends Holding {
   constructor(
     readonly name: string,
     readonly id: string,
     private valueNow: string,
-    private readonly hold: RecipeHold,
-  ) {}
-
-  /** The create revision of the winning key: only grows across leaderships of this election. */
-  get fencingToken(): number {
-    return this.hold.fencingToken;
-  }
-
-  /** The generation key's version after the claim: 1, 2, ... one per leadership. */
-  get term(): number {
-    return this.hold.term;
-  }
-
-  get key(): string {
-    return this.hold.key;
-  }
-
-  get leaseId(): number {
-    return this.hold.leaseId;
+    hold: RecipeHold,
+  ) {
+    super(hold);
   }
 
   get value(): string {
     return this.valueNow;
-  }
-
-  /**
-   * Aborts on the first of: the lease's local deadline (or the lease found gone), a stall of
-   * this process longer than the lease margin, the key deleted or re-created, `resign()`.
-   * `signal.reason` is a LeadershipLostError (code CONCLAVE_LEASE_EXPIRED, `lossReason`).
-   */
-  get signal(): AbortSignal {
-    return this.hold.signal;
   }
 
   /** Publishes a new value, only while this leadership's key is still there. */

@@ -63,7 +63,7 @@ export {
 } from './lease.js';
 export { Lock, type LockOptions } from './lock.js';
 export {
-  LeadershipLostError, RecipeAbortedError, RECIPE_TTL_MS_DEFAULT, STALL_TICK_INTERVAL_MS,
+  Holding, LeadershipLostError, RecipeAbortedError, RECIPE_TTL_MS_DEFAULT, STALL_TICK_INTERVAL_MS,
   type LeadershipLossReason,
 } from './recipe-driver.js';
 export {

@@ -9,7 +9,7 @@ import { recipeKeys, recipeNameProblem } from '../core/election/index.js';
 import { UsageError } from '../errors.js';
 import { candidateValue, recipeTtlMs } from './election.js';
 import type { Lease } from './lease.js';
-import { runRecipe, type RecipeComponents, type RecipeHold } from './recipe-driver.js';
+import { Holding, runRecipe, type RecipeComponents, type RecipeHold } from './recipe-driver.js';
 
 export interface LockOptions {
   /**
@@ -31,34 +31,9 @@ export interface LockOptions {
 }
 
 /** A lock held. Its `signal` says when it ended. */
-export class Lock {
-  constructor(readonly name: string, readonly id: string, private readonly hold: RecipeHold) {}
-
-  /** The create revision of the holder's key: only grows across holders of this lock. */
-  get fencingToken(): number {
-    return this.hold.fencingToken;
-  }
-
-  /** The generation key's version after the claim: 1, 2, ... one per holding. */
-  get term(): number {
-    return this.hold.term;
-  }
-
-  get key(): string {
-    return this.hold.key;
-  }
-
-  get leaseId(): number {
-    return this.hold.leaseId;
-  }
-
-  /**
-   * Aborts on the first of: the lease's local deadline (or the lease found gone), a stall of
-   * this process longer than the lease margin, the key deleted or re-created, `unlock()`.
-   * `signal.reason` is a LeadershipLostError (code CONCLAVE_LEASE_EXPIRED, `lossReason`).
-   */
-  get signal(): AbortSignal {
-    return this.hold.signal;
+export class Lock extends Holding {
+  constructor(readonly name: string, readonly id: string, hold: RecipeHold) {
+    super(hold);
   }
 
   /** Aborts the signal, then deletes the key and revokes the lease (if granted for it). */

@@ -455,6 +455,42 @@ export class RecipeHold {
   }
 }
 
+/**
+ * What a leadership and a lock share: the token, term, key and lease of an elected campaign,
+ * and the signal that aborts when it ends.
+ */
+export abstract class Holding {
+  constructor(protected readonly hold: RecipeHold) {}
+
+  /** The create revision of the winning key: only grows from one holder to the next. */
+  get fencingToken(): number {
+    return this.hold.fencingToken;
+  }
+
+  /** The generation key's version after the claim: 1, 2, ... one per holding. */
+  get term(): number {
+    return this.hold.term;
+  }
+
+  get key(): string {
+    return this.hold.key;
+  }
+
+  get leaseId(): number {
+    return this.hold.leaseId;
+  }
+
+  /**
+   * Aborts on the first of: the lease's local deadline (or the lease found gone), a stall of
+   * this process longer than the lease margin, the key deleted or re-created, a release
+   * (`resign()`, `unlock()`). `signal.reason` is a LeadershipLostError (code
+   * CONCLAVE_LEASE_EXPIRED, `lossReason`).
+   */
+  get signal(): AbortSignal {
+    return this.hold.signal;
+  }
+}
+
 function abortedError(signal: AbortSignal): RecipeAbortedError {
   return new RecipeAbortedError(`aborted: ${describeReason(signal.reason)}`, signal.reason);
 }
