@@ -4,28 +4,16 @@
  * level: a warm-up, then a fixed window; ops/s, latency p50/p99/p99.9, and the CPU each server
  * and the client process used in the window (per second and per acknowledged put).
  */
-import { fileURLToPath } from 'node:url';
 import type { BenchCluster, ClusterTiming } from '../lib/cluster.js';
 import { newCluster, type BenchContext, type Suite, type SuiteOutcome } from '../lib/context.js';
-import type { LoadClientMessage, LoadClientOptions, LoadClientResult } from '../lib/load-client.js';
-import { cpuMsOf } from '../lib/processes.js';
+import type { LoadClientOptions } from '../lib/load-client.js';
+import { LOAD_CLIENT, measureClient, type ProcessCpu } from '../lib/measure.js';
 import { fmt, ratio, type LatencySummary } from '../lib/stats.js';
 import { PUT_WORKLOAD, type SystemName } from '../lib/wire.js';
 import { putChart } from './put-chart.js';
 
-const LOAD_CLIENT = fileURLToPath(new URL('../lib/load-client.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** etcd's defaults, which Conclave shares. */
 const PUT_TIMING: ClusterTiming = Object.freeze({ heartbeatMs: 100, electionTimeoutMs: 1000 });
-
-export interface ProcessCpu {
-  readonly name: string;
-  readonly role: 'leader' | 'follower' | 'client';
-  /** CPU used inside the window. Unit: ms. */
-  readonly cpuMs: number;
-  /** cpuMs over the window's length: 100 is one core busy all the time. Unit: %. */
-  readonly cpuPercent: number;
-}
 
 export interface PutLevel {
   readonly inflight: number;
@@ -106,51 +94,14 @@ async function measureLevel(context: BenchContext, cluster: BenchCluster,
     system: cluster.system, endpoint: leader.clientHostPort, inflight,
     warmupMs: context.options.warmupMs, windowMs: context.options.windowMs, ...PUT_WORKLOAD,
   };
-  const client = context.processes.spawn(`load client ${cluster.system} ${inflight}`,
-    process.execPath, ['--import', 'tsx', LOAD_CLIENT, JSON.stringify(options)],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  let before = new Map<string, number>();
-  const result = await new Promise<LoadClientResult>((resolve, reject) => {
-    client.child.on('message', (message: LoadClientMessage) => {
-      if (message.kind === 'window-start') before = cpuSnapshot(cluster, client.pid);
-      else resolve(message.result);
-    });
-    void client.exited.then(() => {
-      reject(new Error(`the load client exited early (${cluster.system})`));
-    });
-  });
-  const after = cpuSnapshot(cluster, client.pid);
-  await client.exited;
-  const processes = cpuUsed(before, after, leader.name, result.windowMs);
-  const serverCpuMs = processes.filter((p) => p.role !== 'client')
-    .reduce((sum, p) => sum + p.cpuMs, 0);
-  const clientCpuMs = processes.find((p) => p.role === 'client')?.cpuMs ?? Number.NaN;
+  const { result, processes, serverCpuMs, clientCpuMs } = await measureClient(context, cluster,
+    leader.name, `load client ${inflight}`, LOAD_CLIENT, options);
   return {
     inflight, opsPerS: (result.ops * 1000) / result.windowMs, errors: result.errors,
     firstError: result.firstError, windowMs: result.windowMs, latency: result.latency, processes,
     serverCpuUsPerOp: (serverCpuMs * 1000) / result.ops,
     clientCpuUsPerOp: (clientCpuMs * 1000) / result.ops,
   };
-}
-
-function cpuSnapshot(cluster: BenchCluster, clientPid: number): Map<string, number> {
-  const snapshot = cluster.cpuMsByMember();
-  const clientMs = cpuMsOf(clientPid);
-  if (clientMs !== undefined) snapshot.set('client', clientMs);
-  return snapshot;
-}
-
-function cpuUsed(before: Map<string, number>, after: Map<string, number>, leaderName: string,
-  windowMs: number): ProcessCpu[] {
-  const used: ProcessCpu[] = [];
-  for (const [name, afterMs] of after) {
-    const beforeMs = before.get(name);
-    if (beforeMs === undefined) continue;
-    const role = name === 'client' ? 'client' : name === leaderName ? 'leader' : 'follower';
-    const cpuMs = afterMs - beforeMs;
-    used.push({ name, role, cpuMs, cpuPercent: (100 * cpuMs) / windowMs });
-  }
-  return used;
 }
 
 interface PutRatios {
