@@ -4,7 +4,7 @@
  * scripts and tests), and waiting for Ctrl-C / SIGTERM or a signal to abort.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { RECIPE_TTL_MS_DEFAULT } from '../../client/index.js';
+import { CLIENT_DEFAULTS, RECIPE_TTL_MS_DEFAULT } from '../../client/index.js';
 import type { CliIo } from '../io.js';
 import { integerIn } from '../parse.js';
 
@@ -46,7 +46,8 @@ export function addRecipeOptions(command: Command): Command {
       `LAN defaults), and bounds how long a crashed holder blocks the next (default: ` +
       `${RECIPE_TTL_MS_DEFAULT / 1000})`, ttlSecondsFlag)
     .option('--lease-margin-ms <ms>', 'give up this long before the lease could end; also the ' +
-      'longest event-loop stall tolerated before giving up (default: 100)',
+      'longest event-loop stall tolerated before giving up ' +
+      `(default: ${CLIENT_DEFAULTS.leaseMarginMs})`,
     integerIn(1, 3_600_000));
 }
 
