@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { BENCH_DEFAULTS, type BenchContext, type BenchOptions } from './lib/context.js';
+import {
+  BENCH_DEFAULTS, FAILOVER_FAULTS, type BenchContext, type BenchOptions, type FailoverFault,
+} from './lib/context.js';
 import { ensureBuilt, environment } from './lib/environment.js';
 import { ensureEtcd } from './lib/etcd-cluster.js';
 import { ProcessGroup } from './lib/processes.js';
@@ -38,7 +40,11 @@ options:
   --window-s S     measured window (default ${BENCH_DEFAULTS.windowMs / 1000};
                    the idle suite's default is ${BENCH_DEFAULTS.idleWindowMs / 1000})
   --inflight LIST  requests in flight for put (default ${BENCH_DEFAULTS.inflightLevels.join(',')})
-  --kills N        leader kills per system and timing in failover (default ${BENCH_DEFAULTS.kills})
+  --kills N        leader kills (or pauses) per system and timing in failover
+                   (default ${BENCH_DEFAULTS.kills})
+  --fault F        how failover takes the leader out: kill (kill -9: sockets reset) or stop
+                   (SIGSTOP: it goes silent, sockets open; results in failover-stop.json|svg)
+                   (default ${BENCH_DEFAULTS.failoverFault})
   --members N      simulated members in gossip (default ${BENCH_DEFAULTS.gossipMembers})
   --out DIR        where results go (default bench/results)
   --keep-data      keep the members' data directories and logs
@@ -62,7 +68,7 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
     options: {
       vs: { type: 'string' }, 'warmup-s': { type: 'string' }, 'window-s': { type: 'string' },
       inflight: { type: 'string' }, kills: { type: 'string' }, out: { type: 'string' },
-      members: { type: 'string' },
+      members: { type: 'string' }, fault: { type: 'string' },
       'keep-data': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -76,6 +82,10 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
   }
   if (values.vs !== undefined && values.vs !== 'etcd') {
     problems.push(`--vs takes etcd, not ${values.vs}`);
+  }
+  const fault = values.fault ?? BENCH_DEFAULTS.failoverFault;
+  if (!FAILOVER_FAULTS.includes(fault as FailoverFault)) {
+    problems.push(`--fault takes ${FAILOVER_FAULTS.join(' or ')}, not ${fault}`);
   }
   const number = (flag: string, text: string | undefined, fallback: number,
     min: number): number => {
@@ -95,6 +105,7 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
     windowMs,
     inflightLevels: inflightLevels.map(Math.round),
     kills: Math.round(number('--kills', values.kills, BENCH_DEFAULTS.kills, 1)),
+    failoverFault: fault as FailoverFault,
     idleWindowMs: values['window-s'] === undefined ? BENCH_DEFAULTS.idleWindowMs : windowMs,
     // The gossip scenario's own bounds: at least 8 members, at most 5,000.
     gossipMembers:
@@ -160,9 +171,10 @@ async function runSuites(cli: Cli): Promise<number> {
       const json = {
         ...(outcome.figures as object), finalLine: outcome.finalLine, environment: before,
       };
-      writeFileSync(join(cli.outDir, `${name}.json`), `${JSON.stringify(json, undefined, 2)}\n`);
-      writeFileSync(join(cli.outDir, `${name}.svg`), outcome.chartSvg);
-      say(`${name}: wrote ${join(cli.outDir, `${name}.json`)} and ${name}.svg`);
+      const file = outcome.resultName ?? name;
+      writeFileSync(join(cli.outDir, `${file}.json`), `${JSON.stringify(json, undefined, 2)}\n`);
+      writeFileSync(join(cli.outDir, `${file}.svg`), outcome.chartSvg);
+      say(`${name}: wrote ${join(cli.outDir, `${file}.json`)} and ${file}.svg`);
       process.stdout.write(`${outcome.finalLine}\n`);
     }
     return 0;

@@ -1,8 +1,9 @@
 /**
  * A 3-member cluster of one system under test, as real processes on loopback: start, wait until
- * healthy, find the leader, kill -9 a member, restart it, read each member's CPU, stop. The
- * system-specific parts (command line, status endpoint) are in conclave-cluster.ts and
- * etcd-cluster.ts; everything else is shared so both systems are handled the same way.
+ * healthy, find the leader, kill -9 a member, restart it, pause and resume it (SIGSTOP, SIGCONT),
+ * read each member's CPU, stop. The system-specific parts (command line, status endpoint) are
+ * in conclave-cluster.ts and etcd-cluster.ts; everything else is shared so both systems are
+ * handled the same way.
  */
 import * as http from 'node:http';
 import { mkdirSync, openSync, closeSync, readFileSync, existsSync } from 'node:fs';
@@ -129,6 +130,16 @@ export abstract class BenchCluster {
     const tracked = member.process;
     member.process = undefined;
     if (tracked !== undefined) await this.c.processes.kill9(tracked);
+  }
+
+  /** SIGSTOP: the member stays in `running`, frozen with its sockets open, until resume. */
+  pause(member: BenchMember): void {
+    if (member.process !== undefined) this.c.processes.pause(member.process);
+  }
+
+  /** SIGCONT to a member `pause` froze. */
+  resume(member: BenchMember): void {
+    if (member.process !== undefined) this.c.processes.resume(member.process);
   }
 
   /** CPU time used so far by each running member, by name. Unit: ms. */

@@ -10,6 +10,14 @@ import { EtcdCluster } from './etcd-cluster.js';
 import type { ProcessGroup } from './processes.js';
 import type { SystemName } from './wire.js';
 
+/**
+ * How the failover suite takes the leader out: `kill` (kill -9: the kernel closes its sockets,
+ * peers see resets) or `stop` (SIGSTOP: the process freezes with its sockets open and simply
+ * goes silent, like a partition or a hung host; SIGCONT afterwards).
+ */
+export type FailoverFault = 'kill' | 'stop';
+export const FAILOVER_FAULTS: readonly FailoverFault[] = Object.freeze(['kill', 'stop']);
+
 export interface BenchOptions {
   /** Warm-up before each measured window. Unit: ms. */
   readonly warmupMs: number;
@@ -17,8 +25,10 @@ export interface BenchOptions {
   readonly windowMs: number;
   /** Requests in flight for the put suite. Unit: requests. */
   readonly inflightLevels: readonly number[];
-  /** Leader kills per system and timing setting in the failover suite. */
+  /** Leader kills (or pauses, with fault `stop`) per system and timing setting in failover. */
   readonly kills: number;
+  /** How failover takes the leader out. Default: `kill` (the suite's original measurement). */
+  readonly failoverFault: FailoverFault;
   /**
    * The idle suite's window: `--window-s` when given, else 30 s (idle CPU is small, and a long
    * window averages over many heartbeats and timer ticks). Unit: ms.
@@ -36,6 +46,7 @@ export const BENCH_DEFAULTS: BenchOptions = Object.freeze({
   windowMs: 10_000,
   inflightLevels: Object.freeze([1, 64, 256]),
   kills: 10,
+  failoverFault: 'kill',
   idleWindowMs: 30_000,
   gossipMembers: 1_000,
 });
@@ -60,6 +71,11 @@ export interface SuiteOutcome {
   readonly figures: unknown;
   /** The chart, written to bench/results/<suite>.svg. */
   readonly chartSvg: string;
+  /**
+   * The results' file name without extension when it is not the suite's name (failover with
+   * `--fault stop` writes failover-stop.json and .svg, beside the kill figures).
+   */
+  readonly resultName?: string | undefined;
 }
 
 export interface Suite {

@@ -19,6 +19,8 @@ export interface TrackedProcess {
 
 export class ProcessGroup {
   private readonly live = new Set<TrackedProcess>();
+  /** Processes this group froze with SIGSTOP and has not resumed yet. */
+  private readonly paused = new Set<TrackedProcess>();
 
   spawn(label: string, command: string, args: readonly string[],
     options: SpawnOptions): TrackedProcess {
@@ -30,7 +32,10 @@ export class ProcessGroup {
     });
     const tracked: TrackedProcess = { label, child, pid: child.pid, exited };
     this.live.add(tracked);
-    void exited.then(() => this.live.delete(tracked));
+    void exited.then(() => {
+      this.live.delete(tracked);
+      this.paused.delete(tracked);
+    });
     return tracked;
   }
 
@@ -40,10 +45,25 @@ export class ProcessGroup {
     await tracked.exited;
   }
 
+  /** SIGSTOP by pid: the process freezes, its sockets stay open (a silent member). */
+  pause(tracked: TrackedProcess): void {
+    if (!this.live.has(tracked)) return;
+    signal(tracked.pid, 'SIGSTOP');
+    this.paused.add(tracked);
+  }
+
+  /** SIGCONT by pid: a paused process runs again. */
+  resume(tracked: TrackedProcess): void {
+    if (!this.paused.delete(tracked)) return;
+    signal(tracked.pid, 'SIGCONT');
+  }
+
   /** SIGTERM, then SIGKILL after `graceMs`: a clean stop where the process allows one. */
   async stop(tracked: TrackedProcess, graceMs: number): Promise<void> {
     if (!this.live.has(tracked)) return;
     signal(tracked.pid, 'SIGTERM');
+    // A frozen process would leave SIGTERM pending until the SIGKILL: let it act on it now.
+    this.resume(tracked);
     const force = setTimeout(() => signal(tracked.pid, 'SIGKILL'), graceMs);
     await tracked.exited;
     clearTimeout(force);

@@ -1,16 +1,18 @@
 /**
- * The failover suite's chart: for each timing setting, each system's kills as dots, with a bar
- * at the median and a whisker from min to max.
+ * The failover suite's chart: for each timing setting, each system's kills (or pauses) as dots,
+ * with a bar at the median and a whisker from min to max.
  */
 import type { EChartsOption } from 'echarts';
 import { renderSvg, SYSTEM_COLOURS } from '../lib/chart.js';
 import { SYSTEM_NAMES } from '../lib/wire.js';
-import { FAILOVER_TIMINGS, type FailoverRun } from './failover.js';
+import type { FailoverFault } from '../lib/context.js';
+import { FAILOVER_TIMINGS, FAULT_WORDS, type FailoverRun } from './failover.js';
 
 const WIDTH = 900;
 const HEIGHT = 520;
 
-export function failoverChart(runs: readonly FailoverRun[]): string {
+export function failoverChart(runs: readonly FailoverRun[], fault: FailoverFault): string {
+  const { signal, round: roundWord } = FAULT_WORDS[fault];
   const systems = SYSTEM_NAMES.filter((s) => runs.some((r) => r.system === s));
   // One category per (timing, system), so median bar, whisker and dots share one x position.
   const cells = FAILOVER_TIMINGS.flatMap((timing) => systems.map((system) => ({
@@ -18,8 +20,9 @@ export function failoverChart(runs: readonly FailoverRun[]): string {
   })));
   const option: EChartsOption = {
     title: {
-      text: 'failover: kill -9 the leader → first write acknowledged through a survivor',
-      subtext: 'bar: median; whisker: min–max; dots: each kill (3 members on loopback, fsync on)',
+      text: `failover: ${signal} the leader → first write acknowledged through a survivor`,
+      subtext: `bar: median; whisker: min–max; dots: each ${roundWord} ` +
+        '(3 members on loopback, fsync on)',
       left: 'center', top: 6,
     },
     // Legend entries only: empty line series do not take space from the bars.
