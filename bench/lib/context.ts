@@ -98,3 +98,30 @@ export function newCluster(system: SystemName, timing: ClusterTiming, context: B
       return new EtcdCluster(timing, components);
   }
 }
+
+/**
+ * Starts one 3-member cluster per system of the run (then `prepare`s each), runs `body`, and
+ * stops every cluster however it ends; on an error, each member's log tail is printed first.
+ */
+export async function withClusters<T>(context: BenchContext, timing: ClusterTiming,
+  label: string, prepare: (cluster: BenchCluster) => Promise<void>,
+  body: (clusters: readonly BenchCluster[]) => Promise<T>): Promise<T> {
+  const clusters = context.systems.map((s) => newCluster(s, timing, context, label));
+  try {
+    for (const cluster of clusters) {
+      context.say(`${label}: starting a 3-member ${cluster.system} cluster`);
+      await cluster.start(3);
+      await prepare(cluster);
+    }
+    return await body(clusters);
+  } catch (error) {
+    for (const cluster of clusters) {
+      for (const member of cluster.members) {
+        context.say(`${cluster.system} ${member.name} log:\n${cluster.logTail(member)}`);
+      }
+    }
+    throw error;
+  } finally {
+    await Promise.all(clusters.map((cluster) => cluster.stop()));
+  }
+}

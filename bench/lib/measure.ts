@@ -9,6 +9,7 @@ import type { BenchCluster } from './cluster.js';
 import type { BenchContext } from './context.js';
 import type { LoadClientMessage, LoadClientResult } from './load-client.js';
 import { cpuMsOf, sleep } from './processes.js';
+import { fmt, type LatencySummary } from './stats.js';
 
 export const LOAD_CLIENT = fileURLToPath(new URL('./load-client.ts', import.meta.url));
 export const LEASE_STREAM_CLIENT =
@@ -31,6 +32,40 @@ export interface MeasuredWindow {
   readonly serverCpuMs: number;
   /** Unit: ms (NaN when the client's CPU could not be read). */
   readonly clientCpuMs: number;
+}
+
+/** What every closed-loop window reports, whatever its requests. */
+export interface WindowFigures {
+  readonly opsPerS: number;
+  readonly errors: number;
+  readonly firstError: string | undefined;
+  readonly windowMs: number;
+  readonly latency: LatencySummary;
+  readonly processes: readonly ProcessCpu[];
+  /** CPU of all servers together per request answered. Unit: µs. */
+  readonly serverCpuUsPerOp: number;
+  /** CPU of the client process per request answered. Unit: µs. */
+  readonly clientCpuUsPerOp: number;
+}
+
+export function windowFigures(measured: MeasuredWindow): WindowFigures {
+  const { result } = measured;
+  return {
+    opsPerS: (result.ops * 1000) / result.windowMs, errors: result.errors,
+    firstError: result.firstError, windowMs: result.windowMs, latency: result.latency,
+    processes: measured.processes,
+    serverCpuUsPerOp: (measured.serverCpuMs * 1000) / result.ops,
+    clientCpuUsPerOp: (measured.clientCpuMs * 1000) / result.ops,
+  };
+}
+
+/** One progress line: rate, latency, CPU per `op` (put, read, op), errors. */
+export function describeWindow(f: WindowFigures, op: string): string {
+  return `${fmt(f.opsPerS)} ops/s, p50 ${fmt(f.latency.p50Ms)} ms, ` +
+    `p99 ${fmt(f.latency.p99Ms)} ms, p99.9 ${fmt(f.latency.p999Ms)} ms, ` +
+    `server CPU ${fmt(f.serverCpuUsPerOp)} µs/${op}, ` +
+    `client CPU ${fmt(f.clientCpuUsPerOp)} µs/${op}, errors ${f.errors}` +
+    (f.firstError === undefined ? '' : ` (first: ${f.firstError})`);
 }
 
 /** Runs `script` with `options` (JSON) against `cluster`, whose leader is `leaderName`. */

@@ -5,7 +5,7 @@
  * (/proc/<pid>/status: VmRSS) every second, plus its peak since start (VmHWM).
  */
 import type { BenchCluster, BenchMember, ClusterTiming } from '../lib/cluster.js';
-import { newCluster, type BenchContext, type Suite, type SuiteOutcome } from '../lib/context.js';
+import { withClusters, type BenchContext, type Suite, type SuiteOutcome } from '../lib/context.js';
 import { comparePart, referenceHint } from '../lib/final-line.js';
 import { sum } from '../lib/measure.js';
 import { memoryOf } from '../lib/proc.js';
@@ -68,13 +68,8 @@ export const idleSuite: Suite = {
 
 /** Both clusters idle side by side over the same window: the same machine load for both. */
 async function measureAll(context: BenchContext): Promise<IdleRuns> {
-  const clusters = context.systems.map((s) => newCluster(s, IDLE_TIMING, context, 'idle'));
   const runs: Partial<Record<SystemName, IdleRun>> = {};
-  try {
-    for (const cluster of clusters) {
-      context.say(`idle: starting a 3-member ${cluster.system} cluster`);
-      await cluster.start(3);
-    }
+  await withClusters(context, IDLE_TIMING, 'idle', async () => {}, async (clusters) => {
     const leaders = await Promise.all(clusters.map((cluster) => cluster.waitHealthy()));
     await sleep(IDLE_SETTLE_MS);
     context.say(`idle: measuring for ${context.options.idleWindowMs / 1000} s, no clients`);
@@ -85,9 +80,7 @@ async function measureAll(context: BenchContext): Promise<IdleRuns> {
         `${fmt(m.cpuPercent)} % CPU, ${fmt(m.rssMiBMean)} MiB`).join('; ')}`);
       runs[cluster.system] = run;
     });
-  } finally {
-    await Promise.all(clusters.map((cluster) => cluster.stop()));
-  }
+  });
   return runs;
 }
 

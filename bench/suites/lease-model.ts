@@ -2,7 +2,7 @@
  * What the lease suite measures and the shape of its figures, shared by the suite
  * (lease.ts), its final line (lease-summary.ts) and its chart (lease-chart.ts).
  */
-import type { ProcessCpu } from '../lib/measure.js';
+import type { ProcessCpu, WindowFigures } from '../lib/measure.js';
 import type { LatencySummary } from '../lib/stats.js';
 import type { SystemName } from '../lib/wire.js';
 
@@ -33,19 +33,9 @@ export const LEASE_WORKLOAD = Object.freeze({
 export const LEASE_PHASES = ['grant', 'keepalive-stream', 'keepalive-http', 'revoke'] as const;
 export type LeasePhaseName = (typeof LEASE_PHASES)[number];
 
-export interface LeasePhase {
+export interface LeasePhase extends WindowFigures {
   readonly phase: LeasePhaseName;
   readonly inflight: number;
-  readonly opsPerS: number;
-  readonly errors: number;
-  readonly firstError: string | undefined;
-  readonly windowMs: number;
-  readonly latency: LatencySummary;
-  readonly processes: readonly ProcessCpu[];
-  /** CPU of all servers together per operation answered. Unit: µs. */
-  readonly serverCpuUsPerOp: number;
-  /** CPU of the client process per operation answered. Unit: µs. */
-  readonly clientCpuUsPerOp: number;
 }
 
 export interface LiveLeases {

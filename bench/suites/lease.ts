@@ -9,12 +9,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchCluster, ClusterTiming } from '../lib/cluster.js';
-import { newCluster, type BenchContext, type Suite, type SuiteOutcome } from '../lib/context.js';
+import { withClusters, type BenchContext, type Suite, type SuiteOutcome } from '../lib/context.js';
 import type { StreamClientOptions } from '../lib/lease-stream-client.js';
-import type { LoadClientOptions, LoadClientResult } from '../lib/load-client.js';
+import type { LoadClientOptions } from '../lib/load-client.js';
 import {
-  LEASE_STREAM_CLIENT, LOAD_CLIENT, measureClient, measureIdle, serverCpuPercent,
-  type MeasuredWindow,
+  describeWindow, LEASE_STREAM_CLIENT, LOAD_CLIENT, measureClient, measureIdle,
+  serverCpuPercent, windowFigures, type MeasuredWindow,
 } from '../lib/measure.js';
 import type { RequestKind } from '../lib/requests.js';
 import { fmt } from '../lib/stats.js';
@@ -44,19 +44,15 @@ export const leaseSuite: Suite = {
 };
 
 async function measureAll(context: BenchContext): Promise<LeaseRuns> {
-  const clusters = context.systems.map((s) => newCluster(s, LEASE_TIMING, context, 'lease'));
   const runs: Partial<Record<SystemName, LeaseRun>> = {};
-  try {
-    for (const cluster of clusters) {
-      context.say(`lease: starting a 3-member ${cluster.system} cluster`);
-      await cluster.start(3);
-      runs[cluster.system] = { phases: [], live: undefined };
-    }
+  await withClusters(context, LEASE_TIMING, 'lease', async (cluster) => {
+    runs[cluster.system] = { phases: [], live: undefined };
+  }, async (clusters) => {
     // The systems take turns at each phase, in alternating order (see the put suite).
     for (const [i, phase] of LEASE_PHASES.entries()) {
       for (const cluster of i % 2 === 0 ? clusters : [...clusters].reverse()) {
         const measured = await measurePhase(context, cluster, phase);
-        context.say(`lease: ${cluster.system} ${phase}: ${describe(measured)}`);
+        context.say(`lease: ${cluster.system} ${phase}: ${describeWindow(measured, 'op')}`);
         runs[cluster.system]!.phases.push(measured);
       }
     }
@@ -67,24 +63,8 @@ async function measureAll(context: BenchContext): Promise<LeaseRuns> {
         `${fmt(live.renewalsPerS)} renewals/s, errors ${live.errors}`);
       runs[cluster.system]!.live = live;
     }
-  } catch (error) {
-    for (const cluster of clusters) {
-      for (const member of cluster.members) {
-        context.say(`${cluster.system} ${member.name} log:\n${cluster.logTail(member)}`);
-      }
-    }
-    throw error;
-  } finally {
-    await Promise.all(clusters.map((cluster) => cluster.stop()));
-  }
+  });
   return runs;
-}
-
-function describe(p: LeasePhase): string {
-  return `${fmt(p.opsPerS)} ops/s, p50 ${fmt(p.latency.p50Ms)} ms, ` +
-    `p99 ${fmt(p.latency.p99Ms)} ms, p99.9 ${fmt(p.latency.p999Ms)} ms, ` +
-    `server CPU ${fmt(p.serverCpuUsPerOp)} µs/op, client CPU ${fmt(p.clientCpuUsPerOp)} µs/op, ` +
-    `errors ${p.errors}${p.firstError === undefined ? '' : ` (first: ${p.firstError})`}`;
 }
 
 /** One rate phase in a fresh client process. */
@@ -128,17 +108,7 @@ async function measurePhase(context: BenchContext, cluster: BenchCluster,
         load('lease-revoke', Math.min(warmupMs, LEASE_WORKLOAD.revokeWarmupMsMax)));
       break;
   }
-  return phaseOf(phase, inflight, measured);
-}
-
-function phaseOf(phase: LeasePhaseName, inflight: number, m: MeasuredWindow): LeasePhase {
-  const r: LoadClientResult = m.result;
-  return {
-    phase, inflight, opsPerS: (r.ops * 1000) / r.windowMs, errors: r.errors,
-    firstError: r.firstError, windowMs: r.windowMs, latency: r.latency, processes: m.processes,
-    serverCpuUsPerOp: (m.serverCpuMs * 1000) / r.ops,
-    clientCpuUsPerOp: (m.clientCpuMs * 1000) / r.ops,
-  };
+  return { phase, inflight, ...windowFigures(measured) };
 }
 
 /** The idle baseline, then 1,000 leases renewed at TTL/3 over one WebSocket. */

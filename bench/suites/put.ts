@@ -5,28 +5,20 @@
  * and the client process used in the window (per second and per acknowledged put).
  */
 import type { BenchCluster, ClusterTiming } from '../lib/cluster.js';
-import { newCluster, type BenchContext, type Suite, type SuiteOutcome } from '../lib/context.js';
+import { withClusters, type BenchContext, type Suite, type SuiteOutcome } from '../lib/context.js';
 import type { LoadClientOptions } from '../lib/load-client.js';
-import { LOAD_CLIENT, measureClient, type ProcessCpu } from '../lib/measure.js';
-import { fmt, ratio, type LatencySummary } from '../lib/stats.js';
+import {
+  describeWindow, LOAD_CLIENT, measureClient, windowFigures, type WindowFigures,
+} from '../lib/measure.js';
+import { fmt, ratio } from '../lib/stats.js';
 import { PUT_WORKLOAD, type SystemName } from '../lib/wire.js';
 import { putChart } from './put-chart.js';
 
 /** etcd's defaults, which Conclave shares. */
 const PUT_TIMING: ClusterTiming = Object.freeze({ heartbeatMs: 100, electionTimeoutMs: 1000 });
 
-export interface PutLevel {
+export interface PutLevel extends WindowFigures {
   readonly inflight: number;
-  readonly opsPerS: number;
-  readonly errors: number;
-  readonly firstError: string | undefined;
-  readonly windowMs: number;
-  readonly latency: LatencySummary;
-  readonly processes: readonly ProcessCpu[];
-  /** CPU of all servers together per acknowledged put. Unit: µs. */
-  readonly serverCpuUsPerOp: number;
-  /** CPU of the client process per acknowledged put. Unit: µs. */
-  readonly clientCpuUsPerOp: number;
 }
 
 export type PutRuns = Partial<Record<SystemName, readonly PutLevel[]>>;
@@ -51,39 +43,19 @@ export const putSuite: Suite = {
  * turns spread that drift over both systems instead of loading it onto the one measured last.
  */
 async function measureAll(context: BenchContext): Promise<PutRuns> {
-  const clusters = context.systems.map((system) => newCluster(system, PUT_TIMING, context, 'put'));
   const runs: Partial<Record<SystemName, PutLevel[]>> = {};
-  try {
-    for (const cluster of clusters) {
-      context.say(`put: starting a 3-member ${cluster.system} cluster`);
-      await cluster.start(3);
-      runs[cluster.system] = [];
-    }
+  await withClusters(context, PUT_TIMING, 'put', async (cluster) => {
+    runs[cluster.system] = [];
+  }, async (clusters) => {
     for (const [i, inflight] of context.options.inflightLevels.entries()) {
       for (const cluster of i % 2 === 0 ? clusters : [...clusters].reverse()) {
         const level = await measureLevel(context, cluster, inflight);
-        context.say(`put: ${cluster.system} ${inflight} in flight: ${describe(level)}`);
+        context.say(`put: ${cluster.system} ${inflight} in flight: ${describeWindow(level, 'put')}`);
         runs[cluster.system]!.push(level);
       }
     }
-  } catch (error) {
-    for (const cluster of clusters) {
-      for (const member of cluster.members) {
-        context.say(`${cluster.system} ${member.name} log:\n${cluster.logTail(member)}`);
-      }
-    }
-    throw error;
-  } finally {
-    await Promise.all(clusters.map((cluster) => cluster.stop()));
-  }
+  });
   return runs;
-}
-
-function describe(level: PutLevel): string {
-  return `${fmt(level.opsPerS)} ops/s, p50 ${fmt(level.latency.p50Ms)} ms, ` +
-    `p99 ${fmt(level.latency.p99Ms)} ms, p99.9 ${fmt(level.latency.p999Ms)} ms, ` +
-    `server CPU ${fmt(level.serverCpuUsPerOp)} µs/put, ` +
-    `client CPU ${fmt(level.clientCpuUsPerOp)} µs/put, errors ${level.errors}`;
 }
 
 /** One closed-loop window against the current leader, in a fresh load-client process. */
@@ -94,14 +66,9 @@ async function measureLevel(context: BenchContext, cluster: BenchCluster,
     system: cluster.system, endpoint: leader.clientHostPort, inflight,
     warmupMs: context.options.warmupMs, windowMs: context.options.windowMs, ...PUT_WORKLOAD,
   };
-  const { result, processes, serverCpuMs, clientCpuMs } = await measureClient(context, cluster,
-    leader.name, `load client ${inflight}`, LOAD_CLIENT, options);
-  return {
-    inflight, opsPerS: (result.ops * 1000) / result.windowMs, errors: result.errors,
-    firstError: result.firstError, windowMs: result.windowMs, latency: result.latency, processes,
-    serverCpuUsPerOp: (serverCpuMs * 1000) / result.ops,
-    clientCpuUsPerOp: (clientCpuMs * 1000) / result.ops,
-  };
+  const measured = await measureClient(context, cluster, leader.name,
+    `load client ${inflight}`, LOAD_CLIENT, options);
+  return { inflight, ...windowFigures(measured) };
 }
 
 interface PutRatios {

@@ -7,12 +7,14 @@
  */
 import * as http from 'node:http';
 import type { BenchCluster, BenchMember, ClusterTiming } from '../lib/cluster.js';
-import { newCluster, type BenchContext, type Suite, type SuiteOutcome } from '../lib/context.js';
+import { withClusters, type BenchContext, type Suite, type SuiteOutcome } from '../lib/context.js';
 import { comparePart, referenceHint } from '../lib/final-line.js';
 import { post } from '../lib/http.js';
 import type { LoadClientOptions } from '../lib/load-client.js';
-import { LOAD_CLIENT, measureClient, type ProcessCpu } from '../lib/measure.js';
-import { fmt, ratio, type LatencySummary } from '../lib/stats.js';
+import {
+  describeWindow, LOAD_CLIENT, measureClient, windowFigures, type WindowFigures,
+} from '../lib/measure.js';
+import { ratio } from '../lib/stats.js';
 import {
   putEncoder, rangeEncoder, valueOf, type ReadConsistency, type SystemName,
 } from '../lib/wire.js';
@@ -38,19 +40,9 @@ export const READ_CONSISTENCIES: readonly ReadConsistency[] =
 /** Puts in flight while writing the keys (not measured). */
 const POPULATE_INFLIGHT = 64;
 
-export interface ReadLevel {
+export interface ReadLevel extends WindowFigures {
   readonly consistency: ReadConsistency;
   readonly inflight: number;
-  readonly opsPerS: number;
-  readonly errors: number;
-  readonly firstError: string | undefined;
-  readonly windowMs: number;
-  readonly latency: LatencySummary;
-  readonly processes: readonly ProcessCpu[];
-  /** CPU of all servers together per read answered. Unit: µs. */
-  readonly serverCpuUsPerOp: number;
-  /** CPU of the client process per read answered. Unit: µs. */
-  readonly clientCpuUsPerOp: number;
 }
 
 export type ReadRuns = Partial<Record<SystemName, readonly ReadLevel[]>>;
@@ -71,37 +63,24 @@ export const readSuite: Suite = {
 
 /** Both clusters stay up; at each level the systems take turns, in alternating order. */
 async function measureAll(context: BenchContext): Promise<ReadRuns> {
-  const clusters = context.systems.map((s) => newCluster(s, READ_TIMING, context, 'read'));
   const runs: Partial<Record<SystemName, ReadLevel[]>> = {};
-  try {
-    for (const cluster of clusters) {
-      context.say(`read: starting a 3-member ${cluster.system} cluster and writing ` +
-        `${READ_WORKLOAD.keySpaceSize} keys`);
-      await cluster.start(3);
-      await populate(cluster, await cluster.waitHealthy());
-      runs[cluster.system] = [];
-    }
+  await withClusters(context, READ_TIMING, 'read', async (cluster) => {
+    context.say(`read: writing ${READ_WORKLOAD.keySpaceSize} keys to ${cluster.system}`);
+    await populate(cluster, await cluster.waitHealthy());
+    runs[cluster.system] = [];
+  }, async (clusters) => {
     let turn = 0;
     for (const consistency of READ_CONSISTENCIES) {
       for (const inflight of READ_INFLIGHT) {
         for (const cluster of turn++ % 2 === 0 ? clusters : [...clusters].reverse()) {
           const level = await measureLevel(context, cluster, consistency, inflight);
           context.say(`read: ${cluster.system} ${consistency} ${inflight} in flight: ` +
-            describe(level));
+            describeWindow(level, 'read'));
           runs[cluster.system]!.push(level);
         }
       }
     }
-  } catch (error) {
-    for (const cluster of clusters) {
-      for (const member of cluster.members) {
-        context.say(`${cluster.system} ${member.name} log:\n${cluster.logTail(member)}`);
-      }
-    }
-    throw error;
-  } finally {
-    await Promise.all(clusters.map((cluster) => cluster.stop()));
-  }
+  });
   return runs;
 }
 
@@ -134,14 +113,6 @@ async function populate(cluster: BenchCluster, leader: BenchMember): Promise<voi
   }
 }
 
-function describe(level: ReadLevel): string {
-  return `${fmt(level.opsPerS)} ops/s, p50 ${fmt(level.latency.p50Ms)} ms, ` +
-    `p99 ${fmt(level.latency.p99Ms)} ms, p99.9 ${fmt(level.latency.p999Ms)} ms, ` +
-    `server CPU ${fmt(level.serverCpuUsPerOp)} µs/read, ` +
-    `client CPU ${fmt(level.clientCpuUsPerOp)} µs/read, errors ${level.errors}` +
-    (level.firstError === undefined ? '' : ` (first: ${level.firstError})`);
-}
-
 async function measureLevel(context: BenchContext, cluster: BenchCluster,
   consistency: ReadConsistency, inflight: number): Promise<ReadLevel> {
   const leader = await cluster.waitHealthy();
@@ -152,14 +123,7 @@ async function measureLevel(context: BenchContext, cluster: BenchCluster,
   };
   const measured = await measureClient(context, cluster, leader.name,
     `read ${consistency} ${inflight}`, LOAD_CLIENT, options);
-  const { result } = measured;
-  return {
-    consistency, inflight, opsPerS: (result.ops * 1000) / result.windowMs,
-    errors: result.errors, firstError: result.firstError, windowMs: result.windowMs,
-    latency: result.latency, processes: measured.processes,
-    serverCpuUsPerOp: (measured.serverCpuMs * 1000) / result.ops,
-    clientCpuUsPerOp: (measured.clientCpuMs * 1000) / result.ops,
-  };
+  return { consistency, inflight, ...windowFigures(measured) };
 }
 
 function levelOf(runs: ReadRuns, system: SystemName, consistency: ReadConsistency,
