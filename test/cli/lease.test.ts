@@ -13,6 +13,7 @@ import type { CliIo } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/main.js';
 import { LeaseFakeCluster } from '../client/lease-fake-cluster.js';
 import { CliProcess, stopAll } from './cli-process.js';
+import { until } from '../support/conditions.js';
 
 let cluster: LeaseFakeCluster;
 let endpoints: string[];
@@ -23,14 +24,6 @@ async function run(args: string[]): Promise<{ code: number; out: string[]; err: 
   const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), exitCode: 0 };
   const code = await runCli([...args, ...endpoints], io);
   return { code, out, err: err.join('\n') };
-}
-
-async function until(condition: () => boolean, deadlineMs: number): Promise<void> {
-  const start = performance.now();
-  while (!condition()) {
-    assert.ok(performance.now() - start < deadlineMs, 'condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('cli: lease', () => {

@@ -16,6 +16,7 @@ import {
 import { candidateKey, recipeKeys } from '../../src/core/election/index.js';
 import { CoordError } from '../../src/errors.js';
 import { LeaseFakeCluster } from './lease-fake-cluster.js';
+import { until, rejection } from '../support/conditions.js';
 
 // A 600 ms margin: the stall watch's threshold. Above the event-loop lag of a loaded shared
 // test machine (timers 300+ ms late were seen at load 13 on 2 cores), below the busy loop the
@@ -33,24 +34,6 @@ function client(): ConclaveClient {
   const c = connect({ ...FAST, endpoints: cluster.endpoints });
   clients.push(c);
   return c;
-}
-
-async function until(condition: () => boolean, deadlineMs = 5000): Promise<void> {
-  const start = performance.now();
-  while (!condition()) {
-    assert.ok(performance.now() - start < deadlineMs, 'condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<CoordError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof CoordError, `not a CoordError: ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected a rejection');
 }
 
 /** Tracks whether a promise settled, without awaiting it. */

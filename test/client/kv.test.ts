@@ -9,6 +9,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { connect, type ConclaveClient, type ConnectOptions } from '../../src/client/index.js';
 import { CoordError } from '../../src/errors.js';
 import { FakeCluster } from './fake-cluster.js';
+import { until, rejection } from '../support/conditions.js';
 
 const FAST: Omit<ConnectOptions, 'endpoints'> = {
   requestTimeoutMs: 300, retryDeadlineMs: 800, backoffMsMin: 1, backoffMsMax: 20,
@@ -21,25 +22,6 @@ function client(endpoints: string[], options: Partial<ConnectOptions> = {}): Con
   const c = connect({ ...FAST, ...options, endpoints });
   clients.push(c);
   return c;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<CoordError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof CoordError, `not a CoordError: ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected a rejection');
-}
-
-/** Waits (without sleeping) until `condition` holds; fails after `deadlineMs`. */
-async function until(condition: () => boolean, deadlineMs = 2000): Promise<void> {
-  const start = performance.now();
-  while (!condition()) {
-    assert.ok(performance.now() - start < deadlineMs, 'condition not reached in time');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
 }
 
 /** A fresh cluster per suite, put back in order after each test whatever the test did. */

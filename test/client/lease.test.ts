@@ -12,6 +12,7 @@ import { connect, type ConclaveClient, type ConnectOptions } from '../../src/cli
 import { leaseTtlMsMin } from '../../src/core/kv/index.js';
 import { CoordError } from '../../src/errors.js';
 import { FAKE_TIMING, LeaseFakeCluster } from './lease-fake-cluster.js';
+import { until, rejection } from '../support/conditions.js';
 
 const FAST: Omit<ConnectOptions, 'endpoints'> = {
   requestTimeoutMs: 300, retryDeadlineMs: 1000, backoffMsMin: 1, backoffMsMax: 20,
@@ -27,25 +28,6 @@ function client(options: Partial<ConnectOptions> = {}): ConclaveClient {
   const c = connect({ ...FAST, ...options, endpoints: cluster.endpoints });
   clients.push(c);
   return c;
-}
-
-/** Waits (without sleeping on a guess) until `condition` holds; fails after `deadlineMs`. */
-async function until(condition: () => boolean, deadlineMs = 8000): Promise<void> {
-  const start = performance.now();
-  while (!condition()) {
-    assert.ok(performance.now() - start < deadlineMs, 'condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<CoordError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof CoordError, `not a CoordError: ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected a rejection');
 }
 
 describe('client: leases', () => {

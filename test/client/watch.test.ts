@@ -14,6 +14,7 @@ import {
 } from '../../src/client/index.js';
 import { CoordError } from '../../src/errors.js';
 import { FakeCluster } from './fake-cluster.js';
+import { until } from '../support/conditions.js';
 
 const FAST: Omit<ConnectOptions, 'endpoints'> = {
   requestTimeoutMs: 500, retryDeadlineMs: 1000, backoffMsMin: 1, backoffMsMax: 20,
@@ -34,15 +35,6 @@ function client(endpoints: string[], options: Partial<ConnectOptions> = {}): Con
   const c = connect({ ...FAST, ...options, endpoints });
   cleanups.push(() => c.close());
   return c;
-}
-
-/** Waits (without sleeping) until `condition` holds; fails after `deadlineMs`. */
-async function until(condition: () => boolean, deadlineMs = 2000): Promise<void> {
-  const start = performance.now();
-  while (!condition()) {
-    assert.ok(performance.now() - start < deadlineMs, 'condition not reached in time');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
 }
 
 async function take(iterator: AsyncIterator<KvEvent>, count: number): Promise<KvEvent[]> {
