@@ -87,6 +87,11 @@ async function runSim(io: CliIo, opts: Record<string, unknown>, command: Command
     io.out(violations === 0
       ? `ok: ${report.results.length} seeds, zero violations`
       : `FAILED: ${report.failures.length} of ${report.results.length} seeds broke an invariant`);
+    if (violations === 0 && typeof options['mutant'] === 'string') {
+      io.out(`note: mutant ${options['mutant']} was planted but no seed of this run exposed it; ` +
+        'a mutant shows only on seeds whose faults reach the bug: run more seeds ' +
+        '(docs/raft.md and docs/simulation.md say where each is caught)');
+    }
   }
   return violations === 0 ? 0 : 1;
 }

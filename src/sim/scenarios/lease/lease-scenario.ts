@@ -246,7 +246,9 @@ function drawnOf(settings: LeaseSettings): Readonly<Record<string, unknown>> {
     transferIntervalMsMean: settings.transferIntervalMsMean ?? 'none',
     clientDriftRates: settings.clientDriftRates,
     recipes: { ...settings.recipes, faults: { ...settings.recipes.faults,
-      cutIntervalMsMean: String(settings.recipes.faults.cutIntervalMsMean) } },
+      // JSON has no Infinity: "never cut" is null.
+      cutIntervalMsMean: Number.isFinite(settings.recipes.faults.cutIntervalMsMean)
+        ? settings.recipes.faults.cutIntervalMsMean : null } },
   };
 }
 

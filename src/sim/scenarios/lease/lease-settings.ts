@@ -54,7 +54,7 @@ export const LEASE_FLAGS: readonly ScenarioFlag[] = [
     + 'longer than their TTL: overlaps are then expected and counted; the fence must still '
     + 'accept no stale write', defaultValue: false },
   { name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known lease or recipe bug '
-    + '(the run must fail)', defaultValue: undefined, choices: LEASE_MUTANT_NAMES },
+    + '(caught only on seeds whose faults reach it)', defaultValue: undefined, choices: LEASE_MUTANT_NAMES },
 ];
 
 /** Everything one seed runs with. */

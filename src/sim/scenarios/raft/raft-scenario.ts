@@ -99,7 +99,8 @@ export const raftScenario: Scenario<RaftFigures> = {
     { name: 'liveness-s', kind: 'number', description: 'simulated seconds healed', defaultValue: 6, min: 5, max: 3600 },
     { name: 'clients', kind: 'integer', description: 'simulated clients', defaultValue: 4, min: 1, max: 64 },
     {
-      name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known Raft bug (the run must fail)',
+      name: 'mutant', kind: 'string',
+      description: 'TEST-ONLY: plant a known Raft bug (caught only on seeds whose faults reach it)',
       defaultValue: undefined, choices: RAFT_MUTANT_NAMES,
     },
     {
