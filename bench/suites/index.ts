@@ -9,9 +9,10 @@ import { idleSuite } from './idle.js';
 import { leaseSuite } from './lease.js';
 import { putSuite } from './put.js';
 import { readSuite } from './read.js';
+import { stallSuite } from './stall.js';
 
 export const SUITES: readonly Suite[] = [
-  putSuite, failoverSuite, readSuite, leaseSuite, idleSuite, gossipSuite,
+  putSuite, failoverSuite, readSuite, leaseSuite, idleSuite, gossipSuite, stallSuite,
 ];
 
 /** Suites planned but not written yet, with what each will measure (none at the moment). */
