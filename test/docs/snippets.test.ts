@@ -65,8 +65,15 @@ describe('docs: curl lines against a dev cluster', {
 }, () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'conclave-docs-'));
   let dev: ChildProcess | undefined;
-  after(() => {
-    dev?.kill('SIGKILL');
+  after(async () => {
+    // Ctrl-C, so `conclave dev` stops its members; SIGKILL would leave them running.
+    if (dev !== undefined && dev.exitCode === null && dev.signalCode === null) {
+      const exited = new Promise((resolve) => dev!.once('exit', resolve));
+      dev.kill('SIGINT');
+      const timer = setTimeout(() => dev!.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+    }
     rmSync(dataDir, { recursive: true, force: true });
   });
 
