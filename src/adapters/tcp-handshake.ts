@@ -1,10 +1,18 @@
 /**
- * The first frames on a peer connection. The connecting side sends `hello` (who it is, which
- * cluster, whom it means to reach); the accepting side answers `welcome` (with its own id) or
- * `refused` (with the reason, then closes). After `welcome`, frames flow one way only, from the
- * connecting side: each is one protocol message. Ids are claimed, not proven (no TLS yet).
+ * The first frames on a peer connection. The connecting side sends `hello` (who it claims to
+ * be, which cluster, whom it means to reach); the accepting side answers `welcome` (with its own
+ * id) or `refused` (with the reason, then closes). After `welcome`, frames flow one way only,
+ * from the connecting side: each is one protocol message.
+ *
+ * Claims are proven by the port's authentication (tcp-transport-auth.ts): under TLS the
+ * certificates were verified before the hello, and the hello's `from` must match the
+ * connector's certificate. Under the cluster secret the hello carries the connector's nonce; the
+ * acceptor answers `challenge` (its id, its nonce, its proof), the connector checks that proof and
+ * answers `proof`; only then `welcome`. Nothing the cluster keeps to itself (its name) is told
+ * to a peer before it has proven itself.
  */
 import type { NodeId } from '../core/ids.js';
+import { HANDSHAKE_NONCE_BYTES, HANDSHAKE_PROOF_BYTES } from './tcp-transport-auth.js';
 
 /** Version of this handshake and frame layout; a peer with another version is refused. */
 export const WIRE_VERSION = 1;
@@ -25,6 +33,22 @@ export interface Hello {
   readonly to?: NodeId;
   /** Where the sender listens (`host:port`), for logs and address learning. */
   readonly address?: string;
+  /** The connector's fresh nonce (cluster-secret authentication only). */
+  readonly nonce?: Uint8Array;
+}
+
+/** The acceptor's half of the cluster-secret handshake (tcp-transport-auth.ts). */
+export interface Challenge {
+  readonly kind: 'conclave-challenge';
+  readonly from: NodeId;
+  readonly nonce: Uint8Array;
+  readonly proof: Uint8Array;
+}
+
+/** The connector's answer to a challenge. */
+export interface Proof {
+  readonly kind: 'conclave-proof';
+  readonly proof: Uint8Array;
 }
 
 export interface Welcome {
@@ -37,7 +61,7 @@ export interface Refused {
   readonly reason: string;
 }
 
-export type HandshakeReply = Welcome | Refused;
+export type HandshakeReply = Welcome | Refused | Challenge;
 
 /** Checks a decoded value as a hello. Total: never throws. */
 export function parseHello(value: unknown): Hello | { readonly error: string } {
@@ -59,6 +83,13 @@ export function parseHello(value: unknown): Hello | { readonly error: string } {
   const hello: { -readonly [K in keyof Hello]: Hello[K] } = {
     kind: 'conclave-hello', version, cluster, from: from as NodeId,
   };
+  if (v['nonce'] !== undefined) {
+    const nonce = bytes(v['nonce'], HANDSHAKE_NONCE_BYTES);
+    if (nonce === undefined) {
+      return { error: `hello.nonce must be ${HANDSHAKE_NONCE_BYTES} bytes when present` };
+    }
+    hello.nonce = nonce;
+  }
   for (const field of ['to', 'address'] as const) {
     if (v[field] === undefined) continue;
     const value = text(v[field]);
@@ -78,16 +109,39 @@ export function parseHandshakeReply(value: unknown): HandshakeReply | { readonly
       ? { error: 'welcome.from must be a string' }
       : { kind: 'conclave-welcome', from: from as NodeId };
   }
+  if (v?.['kind'] === 'conclave-challenge') {
+    const from = text(v['from']);
+    const nonce = bytes(v['nonce'], HANDSHAKE_NONCE_BYTES);
+    const proof = bytes(v['proof'], HANDSHAKE_PROOF_BYTES);
+    if (from === undefined || nonce === undefined || proof === undefined) {
+      return { error: 'challenge needs from (text), nonce and proof (32 bytes each)' };
+    }
+    return { kind: 'conclave-challenge', from: from as NodeId, nonce, proof };
+  }
   if (v?.['kind'] === 'conclave-refused') {
     const reason = typeof v['reason'] === 'string' ? v['reason'].slice(0, 500) : 'no reason given';
     return { kind: 'conclave-refused', reason };
   }
-  return { error: 'the answer to hello is neither conclave-welcome nor conclave-refused' };
+  return { error: 'the answer to hello is not conclave-welcome, -challenge or -refused' };
+}
+
+/** Checks a decoded value as the connector's proof. Total: never throws. */
+export function parseProof(value: unknown): Proof | { readonly error: string } {
+  const v = asRecord(value);
+  const proof = bytes(v?.['proof'], HANDSHAKE_PROOF_BYTES);
+  if (v?.['kind'] !== 'conclave-proof' || proof === undefined) {
+    return { error: `expected a conclave-proof with a ${HANDSHAKE_PROOF_BYTES}-byte proof` };
+  }
+  return { kind: 'conclave-proof', proof };
 }
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   return value as Record<string, unknown>;
+}
+
+function bytes(value: unknown, length: number): Uint8Array | undefined {
+  return value instanceof Uint8Array && value.length === length ? value : undefined;
 }
 
 function text(value: unknown): string | undefined {

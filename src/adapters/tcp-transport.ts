@@ -31,13 +31,23 @@
  * handshake completes only small frames are accepted; decoded values go through the caller's
  * total validator; any violation closes that connection only, is logged and counted, and the
  * node keeps serving. An HTTP request gets a 400 response that names the port's purpose.
+ *
+ * Authentication (`authentication`, tcp-transport-auth.ts): mutual TLS, where a connection's
+ * peer id is the one its verified certificate names; or a cluster secret proven by a mutual
+ * HMAC challenge; or none. A connection becomes a peer's inbound link only once it has proven
+ * itself, so a second connection claiming an authenticated peer's id cannot displace that
+ * peer's link unless it proves the same. Every refused handshake is counted by reason
+ * (`handshakesRefusedByReason`) and logged, one line per reason and remote host per minute.
  */
+import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import { assert } from '../core/assert.js';
 import { formatConfigProblems } from '../core/config.js';
 import type { NodeId } from '../core/ids.js';
 import { randomFloat, type Random } from '../core/random.js';
 import { ConfigInvalidError, CoordError } from '../errors.js';
+import type { Clock } from '../ports/clock.js';
 import { SILENT_LOGGER, type Logger } from '../ports/logger.js';
 import type { Timer, TimerHandle } from '../ports/timer.js';
 import type { Transport, TransportHandler } from '../ports/transport.js';
@@ -52,9 +62,16 @@ import {
 } from './peer-address.js';
 import { SystemClock } from './system-clock.js';
 import {
-  HANDSHAKE_FRAME_BYTES_MAX, WIRE_VERSION, parseHandshakeReply, parseHello, type Hello,
-  type HandshakeReply,
+  HANDSHAKE_FRAME_BYTES_MAX, WIRE_VERSION, parseHandshakeReply, parseHello, parseProof,
+  type Challenge, type Hello, type HandshakeReply, type Proof,
 } from './tcp-handshake.js';
+import {
+  HANDSHAKE_NONCE_BYTES, NO_PEER_AUTHENTICATION, NonceMemory, PEER_SECRET_BYTES_MIN,
+  RateLimitedLog, describeTlsHandshakeError, handshakeProof, memberIdOfCertificate,
+  peerTlsSetup, proofMatches,
+  zeroRefusalCounts, type HandshakeRefusalReason, type HandshakeTranscript, type PeerAuthentication,
+  type RefusalCounts,
+} from './tcp-transport-auth.js';
 import {
   TCP_TRANSPORT_DEFAULTS, validateTcpTransportConfig, type TcpTransportConfig,
 } from './tcp-transport-config.js';
@@ -79,6 +96,13 @@ export interface TcpTransportOptions<M> {
   readonly logger?: Logger;
   /** Default: the system timers. */
   readonly timer?: Timer;
+  /** For rate-limiting log lines. Default: the system clock. */
+  readonly clock?: Clock;
+  /**
+   * How peers prove who they are (tcp-transport-auth.ts). Both sides of a link must use the
+   * same kind. Default: none (the caller decides where that is acceptable: loopback, gossip).
+   */
+  readonly authentication?: PeerAuthentication;
 }
 
 export interface SetPeerAddressOptions {
@@ -113,10 +137,19 @@ export interface TcpTransportMetrics {
   httpRequestsRefused: number;
   /** Decoded values the validator refused (each closed its connection). */
   invalidMessages: number;
-  /** Inbound hellos we refused (cluster, version, id) or that never came in time. */
+  /**
+   * Inbound handshakes we refused (any reason, authentication included) or that never
+   * completed in time; `handshakesRefusedByReason` splits them by reason.
+   */
   handshakesRefused: number;
+  handshakesRefusedByReason: RefusalCounts;
   /** Our hellos that peers refused, or answered with something else than a welcome. */
   handshakesRejectedByPeer: number;
+  /**
+   * Peers we connected to that failed to prove who they are (their certificate did not
+   * verify or named another member, or their HMAC proof was wrong). Each closed the link.
+   */
+  outboundAuthFailures: number;
   connectsSucceeded: number;
   connectsFailed: number;
   /** Connect attempts after an earlier connection to that peer (or a failed attempt). */
@@ -155,6 +188,12 @@ interface OutboundLink {
   timer: TimerHandle | undefined;
   /** Why we are closing the current socket, when it is our doing (for the log). */
   failure: string | undefined;
+  /** The failure was logged already (rate-limited): the close does not log it again. */
+  failureLogged: boolean;
+  /** Our nonce in the current hello (cluster-secret authentication). */
+  nonce: Buffer | undefined;
+  /** The id the peer proved (its certificate's, or its challenge's): welcome must agree. */
+  provenId: NodeId | undefined;
 }
 
 /** A connection a peer opened to us. */
@@ -162,8 +201,14 @@ interface InboundConnection {
   readonly socket: net.Socket;
   readonly decoder: FrameDecoder;
   readonly remote: string;
-  state: 'hello' | 'open' | 'closing';
+  /** `proof`: a challenge was sent, the connector's proof is awaited (cluster secret). */
+  state: 'hello' | 'proof' | 'open' | 'closing';
   peer: NodeId | undefined;
+  /** The member id its verified certificate names (TLS). */
+  certifiedId: NodeId | undefined;
+  /** The hello and our challenge's nonce, while the proof is awaited (cluster secret). */
+  hello: Hello | undefined;
+  acceptorNonce: Buffer | undefined;
   goodbye: boolean;
   closedByUs: boolean;
   timer: TimerHandle | undefined;
@@ -183,6 +228,15 @@ const LINGER_MS_MAX = 2000;
 const KEEPALIVE_DELAY_MS = 15_000;
 /** Hosts that mean "every interface": fine to listen on, useless as an address to reach. */
 const WILDCARD_HOSTS: ReadonlySet<string> = new Set(['0.0.0.0', '::', '']);
+/** One log line per refusal reason and remote host per this long. Unit: ms. */
+const REFUSAL_LOG_INTERVAL_MS = 60_000;
+/** Distinct (reason, host) keys the refusal log remembers. Bounds its memory. */
+const REFUSAL_LOG_KEYS_MAX = 256;
+/**
+ * Hello nonces remembered to name a replay. Unit: nonces (44 bytes each as keys: ~200 KiB).
+ * A replay older than this still fails: the acceptor's own nonce is fresh every time.
+ */
+const HELLO_NONCES_MAX = 4096;
 
 export class TcpTransport<M> implements Transport<M> {
   readonly localId: NodeId;
@@ -202,15 +256,31 @@ export class TcpTransport<M> implements Transport<M> {
   private handler: TransportHandler<M> | undefined;
   private closed = false;
   private readonly advertised: PeerAddress;
+  private readonly auth: PeerAuthentication;
+  /** For connecting (TLS only). */
+  private readonly clientContext: tls.SecureContext | undefined;
+  private readonly refusalLog: RateLimitedLog;
+  private readonly helloNonces = new NonceMemory(HELLO_NONCES_MAX);
 
-  /** Starts listening; resolves once the port is bound. Rejects with CONCLAVE_UNAVAILABLE. */
+  /**
+   * Starts listening; resolves once the port is bound. Rejects with CONCLAVE_UNAVAILABLE, or
+   * CONCLAVE_CONFIG_INVALID (config, or TLS files that do not load or do not name `localId`).
+   */
   static async listen<M>(options: TcpTransportOptions<M>): Promise<TcpTransport<M>> {
-    const server = net.createServer({ noDelay: true });
     const host = options.listen?.host ?? LOOPBACK_HOST;
     const port = options.listen?.port ?? 0;
     const config = { ...TCP_TRANSPORT_DEFAULTS, ...options.config };
     const problems = validateTcpTransportConfig(config);
     if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
+    const auth = options.authentication ?? NO_PEER_AUTHENTICATION;
+    if (auth.kind === 'secret' && auth.secret.length < PEER_SECRET_BYTES_MIN) {
+      throw new ConfigInvalidError(`the cluster secret has ${auth.secret.length} bytes; ` +
+        `at least ${PEER_SECRET_BYTES_MIN} are needed`);
+    }
+    const setup = auth.kind === 'tls'
+      ? peerTlsSetup(auth, options.localId, config.handshakeTimeoutMs) : undefined;
+    const server = setup === undefined ? net.createServer({ noDelay: true })
+      : tls.createServer({ ...setup.serverOptions, noDelay: true });
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error: NodeJS.ErrnoException) => {
         const where = formatPeerAddress({ host, port });
@@ -220,7 +290,8 @@ export class TcpTransport<M> implements Transport<M> {
       server.listen(port, host, () => resolve());
     });
     const bound = server.address() as net.AddressInfo;
-    return new TcpTransport(options, config, server, { host, port: bound.port });
+    return new TcpTransport(options, config, server, { host, port: bound.port },
+      setup?.clientContext);
   }
 
   private constructor(
@@ -228,6 +299,7 @@ export class TcpTransport<M> implements Transport<M> {
     config: TcpTransportConfig,
     private readonly server: net.Server,
     private readonly bound: PeerAddress,
+    clientContext: tls.SecureContext | undefined,
   ) {
     this.localId = options.localId;
     this.config = Object.freeze(config);
@@ -237,10 +309,39 @@ export class TcpTransport<M> implements Transport<M> {
     this.log = (options.logger ?? SILENT_LOGGER)
       .child({ component: 'tcp-transport', node: this.localId });
     this.advertised = options.advertiseAddress ?? bound;
+    this.auth = options.authentication ?? NO_PEER_AUTHENTICATION;
+    this.clientContext = clientContext;
+    const clock = options.clock ?? new SystemClock();
+    this.refusalLog = new RateLimitedLog(this.log, () => clock.monotonicMs(),
+      REFUSAL_LOG_INTERVAL_MS, REFUSAL_LOG_KEYS_MAX);
     for (const [id, address] of options.peers ?? []) this.setPeerAddress(id, address);
-    server.on('connection', (socket) => this.onConnection(socket));
+    if (server instanceof tls.Server) this.listenTls(server);
+    else server.on('connection', (socket) => this.onConnection(socket));
     server.on('error', (error) => this.log.error({ err: error.message }, 'peer listener failed'));
-    this.log.info({ address: formatPeerAddress(bound) }, 'listening for peers');
+    this.log.info({ address: formatPeerAddress(bound), authentication: this.auth.kind },
+      'listening for peers');
+  }
+
+  /**
+   * TLS: the listener bounds all connections, TLS handshakes in progress included
+   * (`maxConnections`); a connection joins `inbound` once its TLS handshake completed.
+   */
+  private listenTls(server: tls.Server): void {
+    server.maxConnections = this.config.inboundConnectionsMax;
+    server.on('drop', () => {
+      this.counters.inboundRefusedAtLimit++;
+      this.refusalLog.warn('limit', { limit: this.config.inboundConnectionsMax },
+        'inbound connection refused: at limit');
+    });
+    server.on('secureConnection', (socket: tls.TLSSocket) => this.onConnection(socket));
+    server.on('tlsClientError', (error: Error, socket: tls.TLSSocket) => {
+      if (this.closed) return;
+      const timedOut = /timed out|timeout/i.test(error.message);
+      this.countRefusal(timedOut ? 'timeout' : 'tls-failed');
+      const remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+      this.refusalLog.warn(`tls-failed|${socket.remoteAddress ?? '?'}`, { remote },
+        `peer handshake refused: ${describeTlsHandshakeError(error)}`);
+    });
   }
 
   /** The bound listen address (with the port the OS picked when 0 was asked). */
@@ -266,6 +367,7 @@ export class TcpTransport<M> implements Transport<M> {
     return {
       ...this.counters, inboundConnections: this.inbound.size, outboundConnections,
       queuedMessages, queuedBytes,
+      handshakesRefusedByReason: { ...this.counters.handshakesRefusedByReason },
     };
   }
 
@@ -377,6 +479,7 @@ export class TcpTransport<M> implements Transport<M> {
         peer, entry, state: 'idle', socket: undefined, queue: new FrameQueue(), waitingDrain: false,
         flushScheduled: false, failedAttempts: 0, everOpened: false, resetReported: false,
         wantedDuringBackoff: false, sentSinceIdleCheck: false, timer: undefined, failure: undefined,
+        failureLogged: false, nonce: undefined, provenId: undefined,
       };
       this.links.set(peer, link);
     }
@@ -389,7 +492,14 @@ export class TcpTransport<M> implements Transport<M> {
     if (link.failedAttempts > 0 || link.everOpened) this.counters.reconnects++;
     link.state = 'connecting';
     link.failure = undefined;
-    const socket = new net.Socket();
+    link.failureLogged = false;
+    link.nonce = undefined;
+    link.provenId = undefined;
+    const address = link.entry.address;
+    const socket = this.clientContext === undefined ? new net.Socket()
+      : tls.connect({ host: address.host, port: address.port, secureContext: this.clientContext,
+        // The member id in the certificate is what is checked (onLinkSecure), not host names.
+        rejectUnauthorized: false, checkServerIdentity: () => undefined });
     link.socket = socket;
     const decoder = new FrameDecoder(HANDSHAKE_FRAME_BYTES_MAX);
     let errorCode: string | undefined;
@@ -405,8 +515,12 @@ export class TcpTransport<M> implements Transport<M> {
       () => this.failLink(link, socket, `no welcome within ${this.config.handshakeTimeoutMs} ms`));
     try {
       socket.setNoDelay(true);
-      socket.connect({ host: link.entry.address.host, port: link.entry.address.port });
-      socket.write(this.handshakeFrame(this.hello(link)));
+      if (socket instanceof tls.TLSSocket) {
+        socket.once('secureConnect', () => this.onLinkSecure(link, socket));
+      } else {
+        socket.connect({ host: address.host, port: address.port });
+        socket.write(this.handshakeFrame(this.hello(link)));
+      }
     } catch (error) {
       // Reported through the socket's own 'error' and 'close' events, never synchronously.
       socket.destroy(error instanceof Error ? error : new Error(String(error)));
@@ -422,10 +536,87 @@ export class TcpTransport<M> implements Transport<M> {
       hello.address = formatPeerAddress(this.advertised);
     }
     if (!link.entry.anyId) hello.to = link.peer;
+    if (this.auth.kind === 'secret') {
+      link.nonce = randomBytes(HANDSHAKE_NONCE_BYTES);
+      hello.nonce = link.nonce;
+    }
     return hello;
   }
 
-  private handshakeFrame(value: Hello | HandshakeReply): Buffer {
+  /** TLS is up: the peer's certificate must name the member we mean to reach. */
+  private onLinkSecure(link: OutboundLink, socket: tls.TLSSocket): void {
+    if (link.socket !== socket || this.closed) return;
+    const identity = memberIdOfCertificate(socket);
+    const where = formatPeerAddress(link.entry.address);
+    // The reason is told to the acceptor (a graceful close lets it finish verifying ours), so
+    // that both sides log why.
+    if ('error' in identity) {
+      this.failLinkAuth(link, socket, `${identity.error} (connecting to ${where})`,
+        `the connecting member ${this.localId} refused your certificate: ${identity.error}`);
+      return;
+    }
+    if (!link.entry.anyId && identity.id !== link.peer) {
+      this.failLinkAuth(link, socket,
+        `the certificate at ${where} names member ${identity.id}, not ${link.peer}`,
+        `the connecting member ${this.localId} expected ${link.peer} here, not ${identity.id}`);
+      return;
+    }
+    link.provenId = identity.id;
+    socket.write(this.handshakeFrame(this.hello(link)));
+  }
+
+  /**
+   * The peer failed to prove who it is: counted, logged (rate-limited), link closed. `tell`:
+   * the reason is sent to the acceptor first, so that both sides log it.
+   */
+  private failLinkAuth(link: OutboundLink, socket: net.Socket, why: string,
+    tell?: string): void {
+    this.counters.outboundAuthFailures++;
+    this.refusalLog.warn(`out|${link.peer}|${why}`,
+      { peer: link.peer, address: formatPeerAddress(link.entry.address) },
+      `peer failed authentication: ${why}`);
+    const farewell = tell === undefined ? undefined
+      : this.handshakeFrame({ kind: 'conclave-refused', reason: tell });
+    this.failLink(link, socket, why, farewell);
+    link.failureLogged = true;
+  }
+
+  /** Cluster secret: check the acceptor's proof, then prove ourselves. */
+  private onChallenge(link: OutboundLink, socket: net.Socket, challenge: Challenge): void {
+    const where = formatPeerAddress(link.entry.address);
+    if (this.auth.kind !== 'secret' || link.nonce === undefined) {
+      this.counters.handshakesRejectedByPeer++;
+      this.failLink(link, socket, `the peer at ${where} asks for the cluster-secret handshake; ` +
+        'this member has no --peer-secret-file');
+      return;
+    }
+    if (link.provenId !== undefined) {
+      this.failLinkAuth(link, socket, `the peer at ${where} sent a second challenge`);
+      return;
+    }
+    if (!link.entry.anyId && challenge.from !== link.peer) {
+      this.counters.handshakesRejectedByPeer++;
+      this.failLink(link, socket, `the node at this address is ${challenge.from}, not ${link.peer}`);
+      return;
+    }
+    const transcript: HandshakeTranscript = {
+      version: WIRE_VERSION, cluster: this.config.clusterName, connector: this.localId,
+      acceptor: challenge.from, connectorNonce: link.nonce, acceptorNonce: challenge.nonce,
+    };
+    if (!proofMatches(challenge.proof, handshakeProof(this.auth.secret, 'acceptor', transcript))) {
+      this.failLinkAuth(link, socket, `HMAC mismatch: wrong cluster secret (the peer at ${where} ` +
+        'does not hold this cluster\'s secret)',
+      'HMAC mismatch: wrong cluster secret (your proof did not verify here)');
+      return;
+    }
+    link.provenId = challenge.from;
+    const proof: Proof = {
+      kind: 'conclave-proof', proof: handshakeProof(this.auth.secret, 'connector', transcript),
+    };
+    socket.write(this.handshakeFrame(proof));
+  }
+
+  private handshakeFrame(value: Hello | HandshakeReply | Proof): Buffer {
     const encoded = this.codec.encodeFrame(value, HANDSHAKE_FRAME_BYTES_MAX);
     assert(encoded.ok, () => `handshake frame cannot be encoded: ${JSON.stringify(value)}`);
     return encoded.bytes;
@@ -453,14 +644,27 @@ export class TcpTransport<M> implements Transport<M> {
       if ('error' in reply || reply.kind === 'conclave-refused') {
         this.counters.handshakesRejectedByPeer++;
         const why = 'error' in reply ? reply.error : `refused: ${reply.reason}`;
-        this.log.error({ peer: link.peer, address: formatPeerAddress(link.entry.address) },
+        this.refusalLog.warn(`out|${link.peer}|${why}`,
+          { peer: link.peer, address: formatPeerAddress(link.entry.address) },
           `peer did not accept our hello: ${why}`);
         this.failLink(link, socket, why);
+        link.failureLogged = true;
         return;
       }
-      if (!link.entry.anyId && reply.from !== link.peer) {
+      if (reply.kind === 'conclave-challenge') {
+        this.onChallenge(link, socket, reply);
+        if (link.failure !== undefined) return;
+        continue;
+      }
+      if (this.auth.kind !== 'none' && link.provenId === undefined) {
+        this.failLinkAuth(link, socket, 'the peer welcomed us without proving it holds the ' +
+          'cluster secret (is it running with --insecure?)');
+        return;
+      }
+      const expected = link.provenId ?? (link.entry.anyId ? undefined : link.peer);
+      if (expected !== undefined && reply.from !== expected) {
         this.counters.handshakesRejectedByPeer++;
-        this.failLink(link, socket, `the node at this address is ${reply.from}, not ${link.peer}`);
+        this.failLink(link, socket, `the node at this address is ${reply.from}, not ${expected}`);
         return;
       }
       this.onLinkOpen(link, socket, reply.from);
@@ -537,11 +741,15 @@ export class TcpTransport<M> implements Transport<M> {
     else socket.destroy();
   }
 
-  /** Our decision that the link's connection failed; 'close' follows and does the rest. */
-  private failLink(link: OutboundLink, socket: net.Socket, why: string): void {
+  /**
+   * Our decision that the link's connection failed; 'close' follows and does the rest.
+   * `farewell`, when given, is written first (the socket then closes within LINGER_MS_MAX).
+   */
+  private failLink(link: OutboundLink, socket: net.Socket, why: string, farewell?: Buffer): void {
     if (link.socket !== socket) return;
     link.failure = why;
-    socket.destroy();
+    if (farewell === undefined) socket.destroy();
+    else this.lingerEnd(socket, farewell);
   }
 
   private onLinkClosed(
@@ -555,7 +763,8 @@ export class TcpTransport<M> implements Transport<M> {
     if (!wasOpen) this.counters.connectsFailed++;
     this.counters.droppedUnreachable += link.queue.clear();
     const fields = { peer: link.peer, address: formatPeerAddress(link.entry.address), why };
-    if (wasOpen || link.failedAttempts === 0) this.log.warn(fields, wasOpen
+    if (link.failureLogged) this.log.debug(fields, 'connection to peer failed (logged above)');
+    else if (wasOpen || link.failedAttempts === 0) this.log.warn(fields, wasOpen
       ? 'connection to peer broke' : 'cannot connect to peer');
     else this.log.debug(fields, 'reconnect failed');
     this.startBackoff(link);
@@ -607,19 +816,24 @@ export class TcpTransport<M> implements Transport<M> {
       socket, decoder: new FrameDecoder(HANDSHAKE_FRAME_BYTES_MAX),
       remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`,
       state: 'hello', peer: undefined, goodbye: false, closedByUs: false, timer: undefined,
+      certifiedId: undefined, hello: undefined, acceptorNonce: undefined,
     };
     this.inbound.add(connection);
     socket.setNoDelay(true);
     connection.timer = this.timer.setTimer(this.config.handshakeTimeoutMs, () => {
-      if (connection.state !== 'hello') return;
-      this.counters.handshakesRefused++;
-      this.log.warn({ remote: connection.remote }, 'no hello in time: connection closed');
-      this.closeInbound(connection);
+      if (connection.state !== 'hello' && connection.state !== 'proof') return;
+      this.refuse(connection, 'timeout', `no ${connection.state} in time: connection closed`,
+        { tell: false });
     });
     socket.on('data', (chunk: Buffer) => this.onInboundData(connection, chunk));
     socket.on('error', (error: NodeJS.ErrnoException) => this.log.debug(
       { remote: connection.remote, peer: connection.peer, err: error.code }, 'inbound error'));
     socket.on('close', () => this.onInboundClosed(connection));
+    if (socket instanceof tls.TLSSocket) {
+      const identity = memberIdOfCertificate(socket);
+      if ('error' in identity) this.refuse(connection, identity.reason, identity.error);
+      else connection.certifiedId = identity.id;
+    }
   }
 
   private onInboundData(connection: InboundConnection, chunk: Buffer): void {
@@ -630,6 +844,7 @@ export class TcpTransport<M> implements Transport<M> {
     for (const payload of out.payloads) {
       if (stopped()) return;
       if (connection.state === 'hello') this.onHello(connection, payload);
+      else if (connection.state === 'proof') this.onProof(connection, payload);
       else this.onInboundFrame(connection, payload);
     }
     if (out.error !== undefined && !stopped()) {
@@ -657,20 +872,128 @@ export class TcpTransport<M> implements Transport<M> {
       return;
     }
     const hello = parseHello(decoded.value);
-    const refusal = 'error' in hello ? hello.error : this.helloRefusal(hello);
-    if (refusal !== undefined || 'error' in hello) {
-      this.refuseHello(connection, refusal ?? 'bad hello');
+    if ('error' in hello) {
+      const answer = parseHandshakeReply(decoded.value);
+      if (!('error' in answer) && answer.kind === 'conclave-refused') {
+        // The connector did not accept our certificate, and says why (its words, bounded).
+        this.refuse(connection, 'tls-untrusted', 'refused by the connecting peer', { tell: false,
+          fields: { said: answer.reason.slice(0, 200) } });
+        return;
+      }
+      this.refuse(connection, 'malformed', hello.error);
+      return;
+    }
+    if (hello.version !== WIRE_VERSION) {
+      this.refuse(connection, 'version', `wire version ${hello.version} is not supported ` +
+        `(this node speaks ${WIRE_VERSION})`);
+      return;
+    }
+    if (hello.to !== undefined && hello.to !== this.localId) {
+      this.refuse(connection, 'wrong-id',
+        `this node is ${this.localId}, not ${hello.to} (address book out of date?)`);
+      return;
+    }
+    switch (this.auth.kind) {
+      case 'tls':
+        // The id is the certificate's; a hello that claims another is refused, never believed.
+        if (hello.from !== connection.certifiedId) {
+          this.refuse(connection, 'claim-mismatch', `the hello claims to be ${hello.from}, ` +
+            `but the peer certificate names ${connection.certifiedId ?? 'no member'}`);
+          return;
+        }
+        this.acceptHello(connection, hello);
+        return;
+      case 'secret':
+        this.challenge(connection, hello, this.auth.secret);
+        return;
+      case 'none':
+        this.acceptHello(connection, hello);
+        return;
+    }
+  }
+
+  /** Cluster secret: answer the hello with our nonce and our proof; await theirs. */
+  private challenge(connection: InboundConnection, hello: Hello, secret: Buffer): void {
+    if (hello.nonce === undefined) {
+      this.refuse(connection, 'auth-missing', 'this peer port requires the cluster-secret ' +
+        'handshake (--peer-secret-file), and the hello carried no nonce');
+      return;
+    }
+    if (this.helloNonces.replayed(hello.nonce)) {
+      this.refuse(connection, 'nonce-replayed', 'replayed handshake: this hello nonce was ' +
+        'seen before');
+      return;
+    }
+    const nonce = randomBytes(HANDSHAKE_NONCE_BYTES);
+    connection.hello = hello;
+    connection.acceptorNonce = nonce;
+    connection.state = 'proof';
+    const proof = handshakeProof(secret, 'acceptor', this.transcript(hello, nonce));
+    const challenge: Challenge = { kind: 'conclave-challenge', from: this.localId, nonce, proof };
+    connection.socket.write(this.handshakeFrame(challenge));
+  }
+
+  private onProof(connection: InboundConnection, payload: Uint8Array): void {
+    const decoded = this.codec.decodePayload(payload);
+    const proof = decoded.ok ? parseProof(decoded.value) : { error: decoded.error.message };
+    const answer = decoded.ok ? parseHandshakeReply(decoded.value) : undefined;
+    if (answer !== undefined && !('error' in answer) && answer.kind === 'conclave-refused') {
+      // The connector could not verify our proof: it holds another secret.
+      this.refuse(connection, 'hmac-mismatch', 'HMAC mismatch: wrong cluster secret (the ' +
+        'connecting peer could not verify our proof)', { tell: false });
+      return;
+    }
+    if ('error' in proof) {
+      this.refuse(connection, 'malformed', proof.error);
+      return;
+    }
+    const hello = connection.hello!;
+    assert(this.auth.kind === 'secret' && connection.acceptorNonce !== undefined,
+      'a proof is awaited only under the cluster secret, after our challenge');
+    const expected = handshakeProof(this.auth.secret, 'connector',
+      this.transcript(hello, connection.acceptorNonce));
+    if (!proofMatches(proof.proof, expected)) {
+      this.refuse(connection, 'hmac-mismatch', 'HMAC mismatch: wrong cluster secret',
+        { fields: { claimed: hello.from } });
+      return;
+    }
+    this.acceptHello(connection, hello);
+  }
+
+  private transcript(hello: Hello, acceptorNonce: Uint8Array): HandshakeTranscript {
+    return {
+      version: hello.version, cluster: hello.cluster, connector: hello.from,
+      acceptor: this.localId, connectorNonce: hello.nonce!, acceptorNonce,
+    };
+  }
+
+  /**
+   * The peer is who it says (or, without authentication, is taken at its word): check the
+   * cluster name, then make this connection the peer's inbound link.
+   */
+  private acceptHello(connection: InboundConnection, hello: Hello): void {
+    if (hello.cluster !== this.config.clusterName) {
+      const names = `node ${this.localId} is in cluster ${JSON.stringify(this.config.clusterName)}` +
+        `, node ${hello.from} in ${JSON.stringify(hello.cluster)}`;
+      // Our cluster's name is told only to a peer that has proven itself.
+      const told = this.auth.kind === 'none'
+        ? 'cluster name mismatch: this node is in another cluster (its name is not told to ' +
+          'unauthenticated peers; see this node\'s log)'
+        : `cluster name mismatch: ${names}`;
+      this.refuse(connection, 'cluster', told, { logged: `cluster name mismatch: ${names}` });
       return;
     }
     connection.timer?.cancel();
     connection.state = 'open';
     connection.peer = hello.from;
+    connection.hello = undefined;
     connection.decoder.frameBytesMax = this.config.frameBytesMax;
     connection.socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
     const previous = this.inboundByPeer.get(hello.from);
     if (previous !== undefined) {
-      // The peer reconnected: its old connection is dead to it. Nothing more is read from it,
-      // so its leftovers cannot overtake what arrives on the new one.
+      // The peer reconnected (and proved itself again, when the port authenticates): its old
+      // connection is dead to it. Nothing more is read from it, so its leftovers cannot
+      // overtake what arrives on the new one.
       this.closeInbound(previous);
     }
     this.inboundByPeer.set(hello.from, connection);
@@ -679,25 +1002,24 @@ export class TcpTransport<M> implements Transport<M> {
     this.log.info({ peer: hello.from, remote: connection.remote }, 'peer connected');
   }
 
-  private refuseHello(connection: InboundConnection, reason: string): void {
+  private countRefusal(reason: HandshakeRefusalReason): void {
     this.counters.handshakesRefused++;
-    this.log.warn({ remote: connection.remote }, `hello refused: ${reason}`);
-    this.closeInbound(connection, this.handshakeFrame({ kind: 'conclave-refused', reason }));
+    this.counters.handshakesRefusedByReason[reason]++;
   }
 
-  private helloRefusal(hello: Hello): string | undefined {
-    if (hello.version !== WIRE_VERSION) {
-      return `wire version ${hello.version} is not supported (this node speaks ${WIRE_VERSION})`;
-    }
-    if (hello.cluster !== this.config.clusterName) {
-      return `cluster name mismatch: node ${this.localId} is in cluster ` +
-        `${JSON.stringify(this.config.clusterName)}, node ${hello.from} in ` +
-        JSON.stringify(hello.cluster);
-    }
-    if (hello.to !== undefined && hello.to !== this.localId) {
-      return `this node is ${this.localId}, not ${hello.to} (address book out of date?)`;
-    }
-    return undefined;
+  /**
+   * Refuses a handshake: counted by reason, one log line per reason and remote host per
+   * minute, the reason told to the peer in a `refused` frame (unless `tell` is false), closed.
+   */
+  private refuse(connection: InboundConnection, reason: HandshakeRefusalReason, told: string,
+    options: { tell?: boolean; logged?: string; fields?: Record<string, unknown> } = {}): void {
+    this.countRefusal(reason);
+    const host = connection.socket.remoteAddress ?? '?';
+    this.refusalLog.warn(`${reason}|${host}`,
+      { remote: connection.remote, reason, ...options.fields },
+      `peer handshake refused: ${options.logged ?? told}`);
+    if (options.tell === false) this.closeInbound(connection);
+    else this.closeInbound(connection, this.handshakeFrame({ kind: 'conclave-refused', reason: told }));
   }
 
   private learnAddress(hello: Hello): void {
@@ -776,6 +1098,7 @@ function zeroMetrics(): TcpTransportMetrics {
     droppedUnknownPeer: 0, droppedUnreachable: 0, droppedQueueFull: 0, droppedTooLarge: 0,
     droppedEncodeFailed: 0, droppedClosed: 0, droppedNoHandler: 0, decodeErrors: 0,
     framesTooLarge: 0, httpRequestsRefused: 0, invalidMessages: 0, handshakesRefused: 0,
+    handshakesRefusedByReason: zeroRefusalCounts(), outboundAuthFailures: 0,
     handshakesRejectedByPeer: 0, connectsSucceeded: 0, connectsFailed: 0, reconnects: 0,
     peerResetsReported: 0, idleCloses: 0, inboundRefusedAtLimit: 0, inboundConnections: 0,
     outboundConnections: 0, queuedMessages: 0, queuedBytes: 0,

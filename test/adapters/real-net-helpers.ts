@@ -7,6 +7,7 @@ import { nodeId, type NodeId } from '../../src/core/ids.js';
 import { NetTransport } from '../../src/adapters/net-transport.js';
 import { TcpTransport, type TcpTransportOptions } from '../../src/adapters/tcp-transport.js';
 import type { TcpTransportConfig } from '../../src/adapters/tcp-transport-config.js';
+import type { PeerAuthentication } from '../../src/adapters/tcp-transport-auth.js';
 import { Prng } from '../../src/sim/prng.js';
 import { validateTestMessage, type TestMessage } from '../compliance/transport.suite.js';
 
@@ -35,21 +36,27 @@ export const FAST_TCP_CONFIG: Partial<TcpTransportConfig> = {
 
 export function tcpOptions(
   id: string, seed: number, config: Partial<TcpTransportConfig> = {},
+  authentication?: PeerAuthentication,
 ): TcpTransportOptions<TestMessage> {
   return {
     localId: nodeId(id),
     validate: validateTestMessage,
     random: new Prng(seed),
     config: { ...FAST_TCP_CONFIG, ...config },
+    ...(authentication === undefined ? {} : { authentication }),
   };
 }
 
+/** How each member of a test pair authenticates (by id); undefined: none. */
+export type AuthFor = (id: string) => PeerAuthentication | undefined;
+
 /** Two TCP transports on 127.0.0.1 ephemeral ports, each in the other's address book. */
-export async function tcpPair(config: Partial<TcpTransportConfig> = {}): Promise<{
+export async function tcpPair(config: Partial<TcpTransportConfig> = {},
+  authFor: AuthFor = () => undefined): Promise<{
   a: TcpTransport<TestMessage>; b: TcpTransport<TestMessage>;
 }> {
-  const a = await TcpTransport.listen(tcpOptions('a', 1, config));
-  const b = await TcpTransport.listen(tcpOptions('b', 2, config));
+  const a = await TcpTransport.listen(tcpOptions('a', 1, config, authFor('a')));
+  const b = await TcpTransport.listen(tcpOptions('b', 2, config, authFor('b')));
   a.setPeerAddress(b.localId, b.address);
   b.setPeerAddress(a.localId, a.address);
   return { a, b };
