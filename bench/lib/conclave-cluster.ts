@@ -27,7 +27,9 @@ export class ConclaveCluster extends BenchCluster {
         '--peer-addr', member.peerHostPort, '--client-addr', member.clientHostPort,
         '--cluster', cluster, '--client-urls', clientUrls,
         '--heartbeat-ms', String(this.timing.heartbeatMs),
-        '--election-timeout-ms', String(this.timing.electionTimeoutMs), '--log-level', 'warn'],
+        '--election-timeout-ms', String(this.timing.electionTimeoutMs), '--log-level', 'warn',
+        // Peers authenticate: one cluster secret for all (the first member to start makes it).
+        '--peer-secret-file', join(this.c.workDir, 'peer-secret')],
     };
   }
 

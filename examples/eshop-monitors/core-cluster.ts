@@ -40,7 +40,9 @@ export async function startCoreCluster(group: ProcessGroup, timing: CoreTiming,
     CONCLAVE_BIN, 'server', '--name', name, '--data-dir', join(dataDir, name),
     '--peer-addr', peer(i), '--client-addr', client(i), '--cluster', cluster,
     '--client-urls', clientUrls, '--heartbeat-ms', String(timing.heartbeatMs),
-    '--election-timeout-ms', String(timing.electionTimeoutMs), '--log-level', 'warn']));
+    '--election-timeout-ms', String(timing.electionTimeoutMs), '--log-level', 'warn',
+    // Peers authenticate with one cluster secret (the first member to start creates it).
+    '--peer-secret-file', join(dataDir, 'peer-secret')]));
   const endpoints = names.map((_, i) => client(i));
   const removeData = (): void => rmSync(dataDir, { recursive: true, force: true });
   try {

@@ -4,6 +4,7 @@
  * CONCLAVE_DEBUG is set.
  */
 import { Command, CommanderError } from 'commander';
+import { certsCommand } from './commands/certs.js';
 import { devCommand } from './commands/dev.js';
 import { electCommand } from './commands/elect.js';
 import { kvCommand } from './commands/kv.js';
@@ -32,7 +33,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .exitOverride();
   for (const command of [simCommand(io), serverCommand(io), devCommand(io), statusCommand(io),
     kvCommand(io), watchCommand(io), leaseCommand(io), electCommand(io), lockCommand(io),
-    memberCommand(io)]) {
+    memberCommand(io), certsCommand(io)]) {
     // addCommand() does not pass the output and exit settings down; copy them explicitly.
     command.copyInheritedSettings(program);
     program.addCommand(command);

@@ -26,6 +26,14 @@ export class Histogram {
   }
 }
 
+/** A counter family with one label, rendered as `name{label="key"} value` per key. */
+export interface LabelledCounter {
+  readonly name: string;
+  readonly help: string;
+  readonly label: string;
+  readonly values: Readonly<Record<string, number>>;
+}
+
 export class ServerMetrics {
   readonly electionsByReason = new Map<string, number>();
   readonly proposalsByOutcome = new Map<string, number>();
@@ -40,7 +48,8 @@ export class ServerMetrics {
     this.proposalsByOutcome.set(outcome, (this.proposalsByOutcome.get(outcome) ?? 0) + 1);
   }
 
-  render(status: RaftStatus, extra: Readonly<Record<string, number>>): string {
+  render(status: RaftStatus, extra: Readonly<Record<string, number>>,
+    counters: readonly LabelledCounter[] = []): string {
     const lines: string[] = [];
     const gauge = (name: string, help: string, value: number): void => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${value}`);
@@ -56,6 +65,12 @@ export class ServerMetrics {
     for (const [reason, n] of this.electionsByReason) lines.push(`conclave_elections_total{reason="${reason}"} ${n}`);
     lines.push('# HELP conclave_proposals_total Proposals handled, by outcome.', '# TYPE conclave_proposals_total counter');
     for (const [outcome, n] of this.proposalsByOutcome) lines.push(`conclave_proposals_total{outcome="${outcome}"} ${n}`);
+    for (const counter of counters) {
+      lines.push(`# HELP ${counter.name} ${counter.help}`, `# TYPE ${counter.name} counter`);
+      for (const [key, n] of Object.entries(counter.values)) {
+        lines.push(`${counter.name}{${counter.label}="${key}"} ${n}`);
+      }
+    }
     lines.push(...this.walSync.render('conclave_wal_sync_seconds', 'Write-ahead log sync (fdatasync) latency.'));
     lines.push(...this.peerRoundTrip.render('conclave_peer_round_trip_seconds', 'Heartbeat round trip to peers.'));
     return `${lines.join('\n')}\n`;

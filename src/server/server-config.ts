@@ -29,11 +29,51 @@ export interface ServerConfig {
    * Unit: ms. Default: 1000 (etcd's: about 10 × the heartbeat).
    */
   readonly electionTimeoutMs: number;
-  /** Allow listening on non-loopback addresses without TLS (there is no TLS yet). Default: false. */
+  /**
+   * Allow what is unsafe beyond one machine: a non-loopback peer address without peer TLS, a
+   * non-loopback client address without HTTPS, and peers without any authentication (no
+   * certificates and no cluster secret). Default: false (docs/security.md).
+   */
   readonly insecure: boolean;
+  /**
+   * Mutual TLS on the peer port (`--peer-cert`, `--peer-key`, `--peer-ca`; etcd's
+   * --peer-cert-file, --peer-key-file, --peer-trusted-ca-file): PEM files of this member's
+   * certificate (naming it: `conclave certs member NAME`), its key, and the cluster CA. Every
+   * member must use TLS when one does. Default: none.
+   */
+  readonly peerTls?: TlsFiles | undefined;
+  /**
+   * Without peer TLS: the cluster secret, the same file for every member (`--peer-secret-file`),
+   * created with a random secret (mode 0600) when missing. Peers prove they hold it with a
+   * mutual HMAC challenge. Default: `DATA_DIR/peer-secret` for a one-member cluster; a cluster of
+   * several members must name one (or use TLS, or --insecure).
+   */
+  readonly peerSecretFile?: string | undefined;
+  /**
+   * HTTPS on the client port (`--client-cert`, `--client-key`; with `--client-ca`, clients must
+   * present a certificate that CA signed). Default: none (plain HTTP, loopback only).
+   */
+  readonly clientTls?: ClientTlsFiles | undefined;
   /** Cluster name checked in every peer handshake. Default: 'conclave'. */
   readonly clusterName: string;
 }
+
+/** PEM files: a certificate, its private key, and the CA that verifies the other side. */
+export interface TlsFiles {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile: string;
+}
+
+export interface ClientTlsFiles {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** When set, clients must present a certificate signed by this CA. */
+  readonly caFile?: string | undefined;
+}
+
+/** The file name of the cluster secret in a data dir (one-member clusters' default). */
+export const PEER_SECRET_FILE_NAME = 'peer-secret';
 
 export const SERVER_DEFAULTS = Object.freeze({ heartbeatMs: 100, electionTimeoutMs: 1000, insecure: false, clusterName: 'conclave' });
 
@@ -69,14 +109,37 @@ export function validateServerConfig(config: ServerConfig): ConfigProblem[] {
   if (!(config.electionTimeoutMs >= 2 * config.heartbeatMs)) {
     problems.push({ field: 'electionTimeoutMs', value: config.electionTimeoutMs, rule: `must be at least 2 × heartbeatMs (${2 * config.heartbeatMs}); about 10 × is usual` });
   }
-  for (const [what, address] of [['peerAddress', config.peerAddress], ['clientAddress', config.clientAddress]] as const) {
-    if (!config.insecure && !isLoopback(address.host)) {
-      problems.push({ field: what, value: address.host, rule: 'listening beyond loopback needs --insecure (there is no TLS or auth yet)' });
-    }
+  problems.push(...securityProblems(config));
+  return problems;
+}
+
+/** The rules of docs/security.md: who may listen where with which authentication. */
+function securityProblems(config: ServerConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  if (!config.insecure && config.peerTls === undefined && !isLoopback(config.peerAddress.host)) {
+    problems.push({ field: 'peerAddress', value: config.peerAddress.host, rule: 'listening for ' +
+      'peers beyond loopback needs --peer-cert, --peer-key and --peer-ca (mutual TLS; see ' +
+      'docs/security.md), or --insecure' });
+  }
+  if (!config.insecure && config.clientTls === undefined && !isLoopback(config.clientAddress.host)) {
+    problems.push({ field: 'clientAddress', value: config.clientAddress.host, rule: 'listening ' +
+      'for clients beyond loopback needs --client-cert and --client-key (HTTPS), or --insecure' });
+  }
+  const unauthenticated = config.peerTls === undefined && config.peerSecretFile === undefined;
+  if (!config.insecure && unauthenticated && config.cluster.size > 1) {
+    problems.push({ field: 'peerSecretFile', value: undefined, rule: `a cluster of ${
+      config.cluster.size} members without peer certificates needs --peer-secret-file FILE, the ` +
+      'same file for every member (created with a random secret when missing), so that peers ' +
+      'prove they belong; or --peer-cert/--peer-key/--peer-ca; or --insecure (no peer ' +
+      'authentication)' });
+  }
+  if (config.peerTls !== undefined && config.peerSecretFile !== undefined) {
+    problems.push({ field: 'peerSecretFile', value: config.peerSecretFile,
+      rule: 'give either peer TLS files or --peer-secret-file, not both' });
   }
   return problems;
 }
 
-function isLoopback(host: string): boolean {
+export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }

@@ -5,6 +5,7 @@
  * the Raft core supports it, so a planned restart costs no election timeout).
  */
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
 import { FileStorage } from '../adapters/file-storage.js';
 import { RAFT_MESSAGE_VALIDATOR } from '../adapters/message-validators.js';
@@ -23,6 +24,7 @@ import { ConsistentCore } from '../runtime/core/consistent-core.js';
 import { createHttpApi } from './http-api.js';
 import { LeaseStreamHub } from './lease-stream.js';
 import { ServerMetrics } from './metrics.js';
+import { clientTlsOptionsOf, peerAuthenticationOf } from './peer-credentials.js';
 import { measurePeerRoundTrips } from './peer-rtt.js';
 import { validateServerConfig, type ServerConfig } from './server-config.js';
 import { WatchHub } from './watch-hub.js';
@@ -52,6 +54,13 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   const clock = new SystemClock();
   const random = new SystemRandom();
   const metrics = new ServerMetrics();
+  // Every credential is read before anything listens: a bad file stops the start, clearly.
+  const authentication = peerAuthenticationOf(config);
+  const clientTls = clientTlsOptionsOf(config);
+  if (authentication.kind === 'none' && config.cluster.size > 1) {
+    logger.warn({}, 'peer authentication is off (--insecure): anyone who can reach the peer ' +
+      'port can join this cluster and forge messages (docs/security.md)');
+  }
   const transport = await TcpTransport.listen<RaftMessage>({
     localId: config.name,
     listen: { host: config.peerAddress.host, port: config.peerAddress.port },
@@ -60,6 +69,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     random,
     config: { clusterName: config.clusterName, frameBytesMax: PEER_FRAME_BYTES_MAX },
     logger: logger.child({ component: 'peer-transport' }),
+    authentication,
   });
   let watches: WatchHub | undefined;
   let leaseStreams: LeaseStreamHub | undefined;
@@ -96,24 +106,32 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   // Quiet watch streams get a progress line every 10 s, so clients can tell silence from a dead link.
   const progressTimer = setInterval(() => watches?.progressAll(), WATCH_PROGRESS_INTERVAL_MS);
   progressTimer.unref();
+  // Every member serves clients the same way: TLS on one means TLS on all.
+  const scheme = clientTls === undefined ? 'http' : 'https';
   const clientUrlOf = (id: NodeId): string | undefined => {
     const address = config.clientAddresses.get(id);
-    return address === undefined ? undefined : `http://${formatPeerAddress(address)}`;
+    return address === undefined ? undefined : `${scheme}://${formatPeerAddress(address)}`;
   };
   leaseStreams = new LeaseStreamHub({ core, clientUrlOf,
     logger: logger.child({ component: 'lease-stream' }) });
-  const http = createServer(createHttpApi({
+  const handler = createHttpApi({
     core, watches, clientUrlOf, logger, bodyBytesMax: CLIENT_BODY_BYTES_MAX,
     requestTimeoutMs: 4 * config.electionTimeoutMs,
-    metrics: () => metrics.render(core.status(), { revision: core.store.revision, watchers: watches?.size ?? 0 }),
+    metrics: () => metrics.render(core.status(), { revision: core.store.revision, watchers: watches?.size ?? 0 },
+      [{ name: 'conclave_peer_handshakes_refused_total', label: 'reason',
+        help: 'Peer connections refused before they became links, by reason (docs/security.md).',
+        values: transport.metrics().handshakesRefusedByReason }]),
     status: () => statusOf(core, config, clientUrlOf),
-  }));
+  });
+  // The lease keep-alive WebSocket upgrades on either server the same way.
+  const http = clientTls === undefined ? createServer(handler) : createHttpsServer(clientTls, handler);
   http.on('upgrade', (req, socket, head) => {
     if (leaseStreams?.handleUpgrade(req, socket, head) !== true) socket.destroy();
   });
   await listen(http, config.clientAddress);
-  const clientUrl = `http://${formatPeerAddress(config.clientAddress)}`;
-  logger.info({ clientUrl, peer: formatPeerAddress(config.peerAddress) }, 'conclave server started');
+  const clientUrl = `${scheme}://${formatPeerAddress(config.clientAddress)}`;
+  logger.info({ clientUrl, peer: formatPeerAddress(config.peerAddress),
+    peerAuthentication: authentication.kind }, 'conclave server started');
   return {
     id: config.name, clientUrl, peerAddress: config.peerAddress, core,
     stop: async () => {
@@ -146,7 +164,7 @@ function statusOf(core: ConsistentCore, config: ServerConfig, clientUrlOf: (id: 
     commitIndex: status.commitIndex, appliedIndex: status.appliedIndex, lastIndex: status.lastIndex,
     revision: core.store.revision, leases: core.store.leaseCount,
     members: [...config.cluster].map(([id, peer]) => ({
-      id, peerUrl: `tcp://${formatPeerAddress(peer)}`, clientUrl: clientUrlOf(id) ?? null,
+      id, peerUrl: `${config.peerTls === undefined ? 'tcp' : 'tls'}://${formatPeerAddress(peer)}`, clientUrl: clientUrlOf(id) ?? null,
       ...(progress.has(id) ? { matchIndex: progress.get(id)!.matchIndex, replication: progress.get(id)!.state,
         lastContactMsAgo: Math.max(0, Math.round(performance.now() - progress.get(id)!.lastContactMs)) } : {}),
     })),

@@ -74,7 +74,7 @@ describe('server: lease endpoints', () => {
         peerAddress: peers.get(name) as PeerAddress,
         clientAddress: clients.get(name) as PeerAddress,
         cluster: peers, clientAddresses: clients, heartbeatMs: 30, electionTimeoutMs: 300,
-        insecure: false, clusterName: 'lease-http-test' };
+        insecure: false, clusterName: 'lease-http-test', peerSecretFile: join(dir, 'peer-secret') };
       servers.push(await startServer(config, SILENT_LOGGER));
     }
   });

@@ -74,7 +74,9 @@ export class RealCluster {
     const child = spawn(process.execPath, [BIN, 'server', '--name', member.name, '--data-dir', join(this.dataDir, member.name),
       '--peer-addr', `127.0.0.1:${member.peerPort}`, '--client-addr', `127.0.0.1:${member.clientPort}`,
       '--cluster', cluster, '--client-urls', clientUrls, '--heartbeat-ms', String(this.options.heartbeatMs),
-      '--election-timeout-ms', String(this.options.electionTimeoutMs), '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      '--election-timeout-ms', String(this.options.electionTimeoutMs), '--log-level', 'warn',
+      // One cluster secret for all (created by the first member to start): peers authenticate.
+      '--peer-secret-file', join(this.dataDir, 'peer-secret')], { stdio: ['ignore', 'ignore', 'pipe'] });
     member.stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       member.stderr = (member.stderr + chunk.toString()).slice(-4000);

@@ -2,12 +2,24 @@
  * `conclave dev` (`npm start`): a local consistent core of N members, each its own `conclave
  * server` process on loopback, with data under one directory. Prints one line with `ready` and
  * the client endpoints once a leader is elected; Ctrl-C stops every member it started.
+ *
+ * Peers authenticate even here: `dev` creates one cluster secret in its data directory
+ * (`peer-secret`, mode 0600) and gives it to every member, so another local user cannot join.
+ * With `--tls`, it makes a CA and member certificates under `DATA/certs` instead (once; kept
+ * for the next run): mutual TLS between members, and HTTPS on the client ports.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
+import { PEER_SECRET_FILE_NAME } from '../../server/server-config.js';
+import { readOrCreatePeerSecret } from '../../server/peer-credentials.js';
+import {
+  caFiles, createCa, createClientCert, createMemberCert, leafFiles,
+} from '../certs-openssl.js';
 import type { CliIo } from '../io.js';
 import { integerIn } from '../parse.js';
 
@@ -29,6 +41,8 @@ export function devCommand(io: CliIo): Command {
     .option('--data-dir <dir>', 'where members keep their write-ahead logs and logs', '.conclave-dev')
     .option('--heartbeat-ms <ms>', 'leader heartbeat interval', integerIn(1, 60_000), 100)
     .option('--election-timeout-ms <ms>', 'election timeout', integerIn(2, 600_000), 1000)
+    .option('--tls', 'mutual TLS between members and HTTPS for clients, with certificates made ' +
+      'under DATA_DIR/certs (needs the openssl command)', false)
     .option('--json', 'print the ready line as JSON', false)
     .action(async (opts: Record<string, unknown>) => {
       io.exitCode = await runDev(io, opts);
@@ -44,14 +58,16 @@ async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number>
   }));
   const cluster = members.map((m) => `${m.name}=127.0.0.1:${m.peerPort}`).join(',');
   const clientUrls = members.map((m) => `${m.name}=127.0.0.1:${m.clientPort}`).join(',');
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const security = opts['tls'] === true ? devCertificates(dataDir, members) : devSecret(dataDir);
   let stopping = false;
   for (const member of members) {
     const log = createWriteStream(join(dataDir, `${member.name}.log`), { flags: 'a' });
     const child = spawn(process.execPath, [binPath(), 'server', '--name', member.name,
       '--data-dir', join(dataDir, member.name), '--peer-addr', `127.0.0.1:${member.peerPort}`,
       '--client-addr', `127.0.0.1:${member.clientPort}`, '--cluster', cluster, '--client-urls', clientUrls,
-      '--heartbeat-ms', String(opts['heartbeatMs']), '--election-timeout-ms', String(opts['electionTimeoutMs'])],
+      '--heartbeat-ms', String(opts['heartbeatMs']), '--election-timeout-ms', String(opts['electionTimeoutMs']),
+      ...security.serverArgs(member.name)],
     { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr?.pipe(log);
     child.on('exit', (code, signal) => {
@@ -59,22 +75,24 @@ async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number>
     });
     member.child = child;
   }
-  const endpoints = members.map((m) => `127.0.0.1:${m.clientPort}`);
+  const endpoints = members.map((m) => `${security.caFile === undefined ? '' : 'https://'}127.0.0.1:${m.clientPort}`);
   const stopAll = async (): Promise<void> => {
     stopping = true;
     await Promise.all(members.map((m) => stopChild(m.child)));
   };
   process.once('SIGINT', () => void stopAll());
   process.once('SIGTERM', () => void stopAll());
-  const leader = await waitForLeader(endpoints, () => stopping);
+  const leader = await waitForLeader(endpoints, security.caFile, () => stopping);
   if (leader === undefined) {
     if (!stopping) io.err(`conclave dev: no leader within ${READY_DEADLINE_MS / 1000} s; logs in ${dataDir}`);
     await stopAll();
     return 1;
   }
+  const tls = security.caFile === undefined ? {} : { tls: true, caFile: security.caFile };
   io.out(opts['json'] === true
-    ? JSON.stringify({ ready: true, endpoints, leader, dataDir })
-    : `ready: ${nodes} members, leader ${leader}, endpoints ${endpoints.join(',')} (data in ${dataDir}; Ctrl-C stops)`);
+    ? JSON.stringify({ ready: true, endpoints, leader, dataDir, ...tls })
+    : `ready: ${nodes} members, leader ${leader}, endpoints ${endpoints.join(',')} (` +
+      `${security.caFile === undefined ? '' : `TLS, CA ${security.caFile}; `}data in ${dataDir}; Ctrl-C stops)`);
   await Promise.all(members.map((m) => new Promise<void>((done) => {
     if (m.child === undefined || m.child.exitCode !== null || m.child.signalCode !== null) return done();
     m.child.once('exit', () => done());
@@ -82,11 +100,46 @@ async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number>
   return 0;
 }
 
+interface DevSecurity {
+  /** The flags that give member `name` its credentials. */
+  serverArgs(name: string): string[];
+  /** The CA clients must trust (TLS only). */
+  readonly caFile?: string;
+}
+
+/** One cluster secret for every member, made at the first start. */
+function devSecret(dataDir: string): DevSecurity {
+  const file = join(dataDir, PEER_SECRET_FILE_NAME);
+  readOrCreatePeerSecret(file);
+  return { serverArgs: () => ['--peer-secret-file', file] };
+}
+
+/** A CA and a certificate per member (and one client certificate), made once, then reused. */
+function devCertificates(dataDir: string, members: readonly Member[]): DevSecurity {
+  const dir = join(dataDir, 'certs');
+  const ca = caFiles(dir);
+  if (!existsSync(ca.certFile)) createCa(dir, { name: 'conclave dev' });
+  for (const member of members) {
+    if (!existsSync(leafFiles(dir, member.name).certFile)) createMemberCert(dir, member.name);
+  }
+  if (!existsSync(leafFiles(dir, 'dev-client').certFile)) createClientCert(dir, 'dev-client');
+  return {
+    caFile: ca.certFile,
+    serverArgs: (name) => {
+      const files = leafFiles(dir, name);
+      return ['--peer-cert', files.certFile, '--peer-key', files.keyFile, '--peer-ca', ca.certFile,
+        '--client-cert', files.certFile, '--client-key', files.keyFile];
+    },
+  };
+}
+
 /** Polls every member's /v1/status until one is leader and a majority agree on it. */
-async function waitForLeader(endpoints: readonly string[], cancelled: () => boolean): Promise<string | undefined> {
+async function waitForLeader(endpoints: readonly string[], caFile: string | undefined,
+  cancelled: () => boolean): Promise<string | undefined> {
   const deadline = performance.now() + READY_DEADLINE_MS;
+  const ca = caFile === undefined ? undefined : readFileSync(caFile);
   while (performance.now() < deadline && !cancelled()) {
-    const statuses = await Promise.all(endpoints.map(fetchStatus));
+    const statuses = await Promise.all(endpoints.map((e) => fetchStatus(e, ca)));
     const leaders = statuses.filter((s) => s?.role === 'leader').map((s) => s!.id);
     const agreeing = statuses.filter((s) => s?.leaderId !== undefined && s.leaderId === leaders[0]).length;
     if (leaders.length === 1 && agreeing > endpoints.length / 2) return leaders[0];
@@ -95,13 +148,30 @@ async function waitForLeader(endpoints: readonly string[], cancelled: () => bool
   return undefined;
 }
 
-async function fetchStatus(endpoint: string): Promise<{ id: string; role: string; leaderId?: string } | undefined> {
-  try {
-    const response = await fetch(`http://${endpoint}/v1/status`, { signal: AbortSignal.timeout(1000) });
-    return (await response.json()) as { id: string; role: string; leaderId?: string };
-  } catch {
-    return undefined;
-  }
+interface DevStatus { id: string; role: string; leaderId?: string }
+
+/** GET /v1/status over HTTP, or HTTPS trusting `ca`; undefined on any failure. */
+function fetchStatus(endpoint: string, ca: Buffer | undefined): Promise<DevStatus | undefined> {
+  return new Promise((done) => {
+    const url = ca === undefined ? `http://${endpoint}/v1/status` : `${endpoint}/v1/status`;
+    const onResponse = (response: import('node:http').IncomingMessage): void => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => {
+        try {
+          done(JSON.parse(body) as DevStatus);
+        } catch {
+          done(undefined);
+        }
+      });
+      response.on('error', () => done(undefined));
+    };
+    const request = ca === undefined ? httpGet(url, { timeout: 1000 }, onResponse)
+      : httpsGet(url, { ca, timeout: 1000 }, onResponse);
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => done(undefined));
+  });
 }
 
 function stopChild(child: ChildProcess | undefined): Promise<void> {
