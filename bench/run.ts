@@ -46,6 +46,9 @@ options:
                    (SIGSTOP: it goes silent, sockets open; results in failover-stop.json|svg)
                    (default ${BENCH_DEFAULTS.failoverFault})
   --members N      simulated members in gossip (default ${BENCH_DEFAULTS.gossipMembers})
+  --peer-tls       mutual TLS between peers of both systems (Conclave --peer-cert/-key/-ca,
+                   etcd --peer-cert-file/--peer-key-file/--peer-trusted-ca-file and
+                   --peer-client-cert-auth); put writes put-peer-tls.json|svg
   --out DIR        where results go (default bench/results)
   --keep-data      keep the members' data directories and logs
   --cpu-prof       run Conclave's servers under node --cpu-prof (profiles in <out>/profiles/)
@@ -70,6 +73,7 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
       inflight: { type: 'string' }, kills: { type: 'string' }, out: { type: 'string' },
       members: { type: 'string' }, fault: { type: 'string' },
       'keep-data': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' },
+      'peer-tls': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -110,6 +114,7 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
     // The gossip scenario's own bounds: at least 8 members, at most 5,000.
     gossipMembers:
       Math.round(number('--members', values.members, BENCH_DEFAULTS.gossipMembers, 8)),
+    peerTls: values['peer-tls'] === true,
   };
   if (problems.length > 0) return problems.join('; ');
   return {

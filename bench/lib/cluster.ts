@@ -39,6 +39,11 @@ export interface ClusterComponents {
   readonly workDir: string;
   /** When set, Conclave's servers run under `node --cpu-prof` and write profiles here. */
   readonly cpuProfileDir?: string | undefined;
+  /**
+   * When set, peers talk mutual TLS with certificates made in this directory (bench/lib/
+   * bench-certs.ts): Conclave's --peer-cert/--peer-key/--peer-ca, etcd's --peer-*-file flags.
+   */
+  readonly peerCertsDir?: string | undefined;
 }
 
 /** How long a cluster may take to start or to settle after a restart. Unit: ms. */

@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { memberCertFiles } from './bench-certs.js';
 import { BenchCluster, type BenchMember } from './cluster.js';
 import type { HttpAnswer } from './http.js';
 import { conclaveLeaderView, type LeaderView } from './wire.js';
@@ -28,9 +29,17 @@ export class ConclaveCluster extends BenchCluster {
         '--cluster', cluster, '--client-urls', clientUrls,
         '--heartbeat-ms', String(this.timing.heartbeatMs),
         '--election-timeout-ms', String(this.timing.electionTimeoutMs), '--log-level', 'warn',
-        // Peers authenticate: one cluster secret for all (the first member to start makes it).
-        '--peer-secret-file', join(this.c.workDir, 'peer-secret')],
+        ...this.peerAuthArgs(member)],
     };
+  }
+
+  /** Mutual TLS with the bench's CA, or one cluster secret for all (made by the first member). */
+  private peerAuthArgs(member: BenchMember): string[] {
+    if (this.c.peerCertsDir === undefined) {
+      return ['--peer-secret-file', join(this.c.workDir, 'peer-secret')];
+    }
+    const files = memberCertFiles(this.c.peerCertsDir, member.name);
+    return ['--peer-cert', files.cert, '--peer-key', files.key, '--peer-ca', files.ca];
   }
 
   protected parseStatus(answer: HttpAnswer): LeaderView | undefined {

@@ -39,6 +39,8 @@ export interface BenchOptions {
    * seed and Lifeguard setting on this machine); 100 takes seconds.
    */
   readonly gossipMembers: number;
+  /** Mutual TLS between peers of both systems (`--peer-tls`). Default: false. */
+  readonly peerTls: boolean;
 }
 
 export const BENCH_DEFAULTS: BenchOptions = Object.freeze({
@@ -49,6 +51,7 @@ export const BENCH_DEFAULTS: BenchOptions = Object.freeze({
   failoverFault: 'kill',
   idleWindowMs: 30_000,
   gossipMembers: 1_000,
+  peerTls: false,
 });
 
 export interface BenchContext {
@@ -90,7 +93,8 @@ export function newCluster(system: SystemName, timing: ClusterTiming, context: B
   const workDir = join(context.workDir, `${label}-${system}`);
   const cpuProfileDir = context.cpuProfileDir === undefined
     ? undefined : join(context.cpuProfileDir, label);
-  const components = { processes: context.processes, workDir, cpuProfileDir };
+  const peerCertsDir = context.options.peerTls ? join(context.workDir, 'certs') : undefined;
+  const components = { processes: context.processes, workDir, cpuProfileDir, peerCertsDir };
   switch (system) {
     case 'conclave':
       return new ConclaveCluster(timing, components);

@@ -5,6 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { memberCertFiles } from './bench-certs.js';
 import { BenchCluster, type BenchMember } from './cluster.js';
 import type { HttpAnswer } from './http.js';
 import { etcdLeaderView, type LeaderView } from './wire.js';
@@ -17,13 +18,19 @@ export class EtcdCluster extends BenchCluster {
   private readonly token = `conclave-bench-${process.pid}-${Math.floor(performance.now())}`;
 
   protected commandFor(member: BenchMember): { command: string; args: string[] } {
-    const initialCluster = this.members.map((m) => `${m.name}=http://${m.peerHostPort}`).join(',');
+    const peerScheme = this.c.peerCertsDir === undefined ? 'http' : 'https';
+    const initialCluster = this.members.map((m) => `${m.name}=${peerScheme}://${m.peerHostPort}`)
+      .join(',');
+    // etcd's peer TLS: its certificate, key and trusted CA, and client-certificate checks on.
+    const tls = this.c.peerCertsDir === undefined ? [] : ((files) => ['--peer-cert-file',
+      files.cert, '--peer-key-file', files.key, '--peer-trusted-ca-file', files.ca,
+      '--peer-client-cert-auth'])(memberCertFiles(this.c.peerCertsDir, member.name));
     return {
       command: 'etcd',
       // On a restart the data directory exists, and etcd ignores the --initial-* flags.
       args: ['--name', member.name, '--data-dir', member.dataDir,
-        '--listen-peer-urls', `http://${member.peerHostPort}`,
-        '--initial-advertise-peer-urls', `http://${member.peerHostPort}`,
+        '--listen-peer-urls', `${peerScheme}://${member.peerHostPort}`,
+        '--initial-advertise-peer-urls', `${peerScheme}://${member.peerHostPort}`, ...tls,
         '--listen-client-urls', `http://${member.clientHostPort}`,
         '--advertise-client-urls', `http://${member.clientHostPort}`,
         '--initial-cluster', initialCluster, '--initial-cluster-state', 'new',

@@ -33,7 +33,9 @@ export const putSuite: Suite = {
       warmupMs: context.options.warmupMs, windowMs: context.options.windowMs, runs,
       ratios: ratiosOf(runs),
     };
-    return { finalLine: finalLine(runs, context), figures, chartSvg: putChart(runs) };
+    return { finalLine: finalLine(runs, context), figures: { ...figures,
+      peerTls: context.options.peerTls }, chartSvg: putChart(runs),
+    resultName: context.options.peerTls ? 'put-peer-tls' : undefined };
   },
 };
 
@@ -111,7 +113,8 @@ function finalLine(runs: PutRuns, context: BenchContext): string {
     return `${own}, etcd ${e.map(fmt).join('/')}, ` +
       `conclave/etcd ${c.map((v, i) => fmt(ratio(v, e[i]))).join('/')}`;
   };
-  const head = `put (${levels.join('/')} in flight, 3 members, fsync on, heartbeat ` +
+  const peers = context.options.peerTls ? 'peer mTLS' : 'peers plain TCP';
+  const head = `put (${levels.join('/')} in flight, 3 members, ${peers}, fsync on, heartbeat ` +
     `${PUT_TIMING.heartbeatMs} ms, election ${PUT_TIMING.electionTimeoutMs} ms):`;
   const tail = runs.etcd === undefined ? ' (add --vs etcd for the reference)' : '';
   return `${head} ${part('ops/s', (l) => l.opsPerS)}; ${part('p99 ms', (l) => l.latency.p99Ms)}; ` +
