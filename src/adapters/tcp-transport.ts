@@ -596,7 +596,8 @@ export class TcpTransport<M> implements Transport<M> {
     }
     if (!link.entry.anyId && challenge.from !== link.peer) {
       this.counters.handshakesRejectedByPeer++;
-      this.failLink(link, socket, `the node at this address is ${challenge.from}, not ${link.peer}`);
+      this.failLink(link, socket,
+        `the node at this address is ${challenge.from}, not ${link.peer}`);
       return;
     }
     const transcript: HandshakeTranscript = {
@@ -973,8 +974,9 @@ export class TcpTransport<M> implements Transport<M> {
    */
   private acceptHello(connection: InboundConnection, hello: Hello): void {
     if (hello.cluster !== this.config.clusterName) {
-      const names = `node ${this.localId} is in cluster ${JSON.stringify(this.config.clusterName)}` +
-        `, node ${hello.from} in ${JSON.stringify(hello.cluster)}`;
+      const names = `node ${this.localId} is in cluster ` +
+        `${JSON.stringify(this.config.clusterName)}, node ${hello.from} in ` +
+        JSON.stringify(hello.cluster);
       // Our cluster's name is told only to a peer that has proven itself.
       const told = this.auth.kind === 'none'
         ? 'cluster name mismatch: this node is in another cluster (its name is not told to ' +
@@ -1019,7 +1021,10 @@ export class TcpTransport<M> implements Transport<M> {
       { remote: connection.remote, reason, ...options.fields },
       `peer handshake refused: ${options.logged ?? told}`);
     if (options.tell === false) this.closeInbound(connection);
-    else this.closeInbound(connection, this.handshakeFrame({ kind: 'conclave-refused', reason: told }));
+    else {
+      this.closeInbound(connection,
+        this.handshakeFrame({ kind: 'conclave-refused', reason: told }));
+    }
   }
 
   private learnAddress(hello: Hello): void {

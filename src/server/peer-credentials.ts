@@ -29,8 +29,8 @@ export function peerAuthenticationOf(config: ServerConfig): PeerAuthentication {
   }
   const secretFile = config.peerSecretFile ??
     (config.cluster.size === 1 ? join(config.dataDir, PEER_SECRET_FILE_NAME) : undefined);
-  if (secretFile !== undefined) return { kind: 'secret', secret: readOrCreatePeerSecret(secretFile) };
-  return { kind: 'none' };
+  if (secretFile === undefined) return { kind: 'none' };
+  return { kind: 'secret', secret: readOrCreatePeerSecret(secretFile) };
 }
 
 /** node:https options for the client port, or undefined for plain HTTP. */

@@ -121,7 +121,8 @@ function securityProblems(config: ServerConfig): ConfigProblem[] {
       'peers beyond loopback needs --peer-cert, --peer-key and --peer-ca (mutual TLS; see ' +
       'docs/security.md), or --insecure' });
   }
-  if (!config.insecure && config.clientTls === undefined && !isLoopback(config.clientAddress.host)) {
+  const clientBeyondLoopback = !isLoopback(config.clientAddress.host);
+  if (!config.insecure && config.clientTls === undefined && clientBeyondLoopback) {
     problems.push({ field: 'clientAddress', value: config.clientAddress.host, rule: 'listening ' +
       'for clients beyond loopback needs --client-cert and --client-key (HTTPS), or --insecure' });
   }

@@ -117,14 +117,16 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   const handler = createHttpApi({
     core, watches, clientUrlOf, logger, bodyBytesMax: CLIENT_BODY_BYTES_MAX,
     requestTimeoutMs: 4 * config.electionTimeoutMs,
-    metrics: () => metrics.render(core.status(), { revision: core.store.revision, watchers: watches?.size ?? 0 },
+    metrics: () => metrics.render(core.status(),
+      { revision: core.store.revision, watchers: watches?.size ?? 0 },
       [{ name: 'conclave_peer_handshakes_refused_total', label: 'reason',
         help: 'Peer connections refused before they became links, by reason (docs/security.md).',
         values: transport.metrics().handshakesRefusedByReason }]),
     status: () => statusOf(core, config, clientUrlOf),
   });
   // The lease keep-alive WebSocket upgrades on either server the same way.
-  const http = clientTls === undefined ? createServer(handler) : createHttpsServer(clientTls, handler);
+  const http = clientTls === undefined ? createServer(handler)
+    : createHttpsServer(clientTls, handler);
   http.on('upgrade', (req, socket, head) => {
     if (leaseStreams?.handleUpgrade(req, socket, head) !== true) socket.destroy();
   });
@@ -164,11 +166,15 @@ function statusOf(core: ConsistentCore, config: ServerConfig, clientUrlOf: (id: 
     commitIndex: status.commitIndex, appliedIndex: status.appliedIndex, lastIndex: status.lastIndex,
     revision: core.store.revision, leases: core.store.leaseCount,
     members: [...config.cluster].map(([id, peer]) => ({
-      id, peerUrl: `${config.peerTls === undefined ? 'tcp' : 'tls'}://${formatPeerAddress(peer)}`, clientUrl: clientUrlOf(id) ?? null,
+      id, peerUrl: `${peerScheme(config)}://${formatPeerAddress(peer)}`, clientUrl: clientUrlOf(id) ?? null,
       ...(progress.has(id) ? { matchIndex: progress.get(id)!.matchIndex, replication: progress.get(id)!.state,
         lastContactMsAgo: Math.max(0, Math.round(performance.now() - progress.get(id)!.lastContactMs)) } : {}),
     })),
   };
+}
+
+function peerScheme(config: ServerConfig): 'tcp' | 'tls' {
+  return config.peerTls === undefined ? 'tcp' : 'tls';
 }
 
 function listen(server: Server, address: PeerAddress): Promise<void> {

@@ -53,7 +53,8 @@ function httpsJson(url: string, ca: Buffer, body?: unknown, hops = 3): Promise<A
           return;
         }
         try {
-          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> });
+          const parsed = JSON.parse(text) as Record<string, unknown>;
+          resolve({ status: res.statusCode ?? 0, body: parsed });
         } catch {
           resolve({ status: res.statusCode ?? 0, body: { text } });
         }
@@ -136,7 +137,8 @@ describe('server: peer TLS', { skip: BUILT ? false : 'dist/ not built (npm ci bu
       const ownPeerPort = await freePort();
       const intruder = spawnCli(['server', '--name', 'n2', '--data-dir', join(dataDir, 'intruder'),
         '--peer-addr', `127.0.0.1:${ownPeerPort}`, '--client-addr', `127.0.0.1:${await freePort()}`,
-        '--cluster', `n1=127.0.0.1:${base + 1},n2=127.0.0.1:${ownPeerPort},n3=127.0.0.1:${base + 5}`,
+        '--cluster',
+        `n1=127.0.0.1:${base + 1},n2=127.0.0.1:${ownPeerPort},n3=127.0.0.1:${base + 5}`,
         '--heartbeat-ms', String(HEARTBEAT_MS), '--election-timeout-ms', String(ELECTION_MS),
         '--peer-cert', join(foreign, 'n2.crt'), '--peer-key', join(foreign, 'n2.key'),
         '--peer-ca', join(foreign, 'ca.crt')]);

@@ -66,8 +66,8 @@ async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number>
     const child = spawn(process.execPath, [binPath(), 'server', '--name', member.name,
       '--data-dir', join(dataDir, member.name), '--peer-addr', `127.0.0.1:${member.peerPort}`,
       '--client-addr', `127.0.0.1:${member.clientPort}`, '--cluster', cluster, '--client-urls', clientUrls,
-      '--heartbeat-ms', String(opts['heartbeatMs']), '--election-timeout-ms', String(opts['electionTimeoutMs']),
-      ...security.serverArgs(member.name)],
+      '--heartbeat-ms', String(opts['heartbeatMs']),
+      '--election-timeout-ms', String(opts['electionTimeoutMs']), ...security.serverArgs(member.name)],
     { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr?.pipe(log);
     child.on('exit', (code, signal) => {
@@ -75,7 +75,8 @@ async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number>
     });
     member.child = child;
   }
-  const endpoints = members.map((m) => `${security.caFile === undefined ? '' : 'https://'}127.0.0.1:${m.clientPort}`);
+  const scheme = security.caFile === undefined ? '' : 'https://';
+  const endpoints = members.map((m) => `${scheme}127.0.0.1:${m.clientPort}`);
   const stopAll = async (): Promise<void> => {
     stopping = true;
     await Promise.all(members.map((m) => stopChild(m.child)));
@@ -92,7 +93,8 @@ async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number>
   io.out(opts['json'] === true
     ? JSON.stringify({ ready: true, endpoints, leader, dataDir, ...tls })
     : `ready: ${nodes} members, leader ${leader}, endpoints ${endpoints.join(',')} (` +
-      `${security.caFile === undefined ? '' : `TLS, CA ${security.caFile}; `}data in ${dataDir}; Ctrl-C stops)`);
+      `${security.caFile === undefined ? '' : `TLS, CA ${security.caFile}; `}` +
+      `data in ${dataDir}; Ctrl-C stops)`);
   await Promise.all(members.map((m) => new Promise<void>((done) => {
     if (m.child === undefined || m.child.exitCode !== null || m.child.signalCode !== null) return done();
     m.child.once('exit', () => done());

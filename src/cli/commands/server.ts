@@ -28,21 +28,26 @@ export function serverCommand(io: CliIo): Command {
     .option('--heartbeat-ms <ms>', 'leader heartbeat interval', integerIn(1, 60_000), SERVER_DEFAULTS.heartbeatMs)
     .option('--election-timeout-ms <ms>', 'election timeout (each member draws from [T, 2T))', integerIn(2, 600_000), SERVER_DEFAULTS.electionTimeoutMs)
     .option('--cluster-name <name>', 'checked in every peer handshake', SERVER_DEFAULTS.clusterName)
-    .option('--peer-cert <file>', 'this member\'s certificate (PEM) for mutual TLS between peers; it must name this member (conclave certs member NAME)')
+    .option('--peer-cert <file>', 'this member\'s certificate (PEM) for mutual TLS between ' +
+      'peers; it must name this member (conclave certs member NAME)')
     .option('--peer-key <file>', 'the private key of --peer-cert (PEM)')
     .option('--peer-ca <file>', 'the cluster CA (PEM): peers must present certificates it signed')
-    .option('--peer-secret-file <file>', 'without peer TLS: the cluster secret, the same file for every member (created, mode 0600, when missing); default for a one-member cluster: DATA_DIR/peer-secret')
+    .option('--peer-secret-file <file>', 'without peer TLS: the cluster secret, the same file ' +
+      'for every member (created, mode 0600, when missing); default for a one-member cluster: ' +
+      'DATA_DIR/peer-secret')
     .option('--client-cert <file>', 'serve clients over HTTPS with this certificate (PEM)')
     .option('--client-key <file>', 'the private key of --client-cert (PEM)')
     .option('--client-ca <file>', 'require client certificates signed by this CA (PEM)')
-    .option('--insecure', 'allow non-loopback listeners without TLS, and peers without any authentication (docs/security.md)', false)
+    .option('--insecure', 'allow non-loopback listeners without TLS, and peers without any ' +
+      'authentication (docs/security.md)', false)
     .addOption(new Option('--log-level <level>', 'log level (JSON lines on stderr)').choices(['debug', 'info', 'warn', 'error', 'silent']).default('info'))
     .action(async (opts: Record<string, unknown>) => {
       const config = serverConfigFrom(opts);
       const logger = createPinoLogger({ member: config.name }, opts['logLevel'] as LogLevel);
       const server = await startServer(config, logger);
       const peerScheme = config.peerTls === undefined ? 'tcp' : 'tls';
-      io.out(`conclave server ${server.id}: clients ${server.clientUrl}, peers ${peerScheme}://${opts['peerAddr'] as string}`);
+      io.out(`conclave server ${server.id}: clients ${server.clientUrl}, ` +
+        `peers ${peerScheme}://${opts['peerAddr'] as string}`);
       await new Promise<void>((resolve) => {
         const stop = (signal: string): void => {
           logger.info({ signal }, 'stopping');
@@ -75,17 +80,20 @@ function serverConfigFrom(opts: Record<string, unknown>): ServerConfig {
     electionTimeoutMs: opts['electionTimeoutMs'] as number,
     insecure: opts['insecure'] === true,
     clusterName: String(opts['clusterName']),
-    peerTls: tlsFiles(problems, '--peer', opts['peerCert'], opts['peerKey'], opts['peerCa'], true) as TlsFiles | undefined,
-    peerSecretFile: opts['peerSecretFile'] === undefined ? undefined : String(opts['peerSecretFile']),
-    clientTls: tlsFiles(problems, '--client', opts['clientCert'], opts['clientKey'], opts['clientCa'], false),
+    peerTls: tlsFiles(problems, '--peer', opts['peerCert'], opts['peerKey'], opts['peerCa'],
+      true) as TlsFiles | undefined,
+    peerSecretFile: opts['peerSecretFile'] === undefined ? undefined
+      : String(opts['peerSecretFile']),
+    clientTls: tlsFiles(problems, '--client', opts['clientCert'], opts['clientKey'],
+      opts['clientCa'], false),
   };
   if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
   return config;
 }
 
 /** The TLS files of one port: all given (the CA optional when `caRequired` is false), or none. */
-function tlsFiles(problems: ConfigProblem[], prefix: string, cert: unknown, key: unknown, ca: unknown,
-  caRequired: boolean): ClientTlsFiles | undefined {
+function tlsFiles(problems: ConfigProblem[], prefix: string, cert: unknown, key: unknown,
+  ca: unknown, caRequired: boolean): ClientTlsFiles | undefined {
   const given = [cert, key, ca].filter((v) => v !== undefined).length;
   if (given === 0) return undefined;
   if (cert === undefined || key === undefined || (caRequired && ca === undefined)) {
@@ -94,5 +102,6 @@ function tlsFiles(problems: ConfigProblem[], prefix: string, cert: unknown, key:
     problems.push({ field: `${prefix}-cert`, value: { cert, key, ca }, rule: names });
     return undefined;
   }
-  return { certFile: String(cert), keyFile: String(key), ...(ca === undefined ? {} : { caFile: String(ca) }) };
+  return { certFile: String(cert), keyFile: String(key),
+    ...(ca === undefined ? {} : { caFile: String(ca) }) };
 }
