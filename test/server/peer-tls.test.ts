@@ -109,7 +109,8 @@ describe('server: peer TLS', { skip: BUILT ? false : 'dist/ not built (npm ci bu
         const line = dev.out().split('\n').find((l) => l.includes('"ready"'));
         return line === undefined ? undefined
           : JSON.parse(line) as { endpoints: string[]; caFile: string; tls: boolean };
-      }, 30_000, `the ready line (output so far: ${dev.out()})`);
+      // dev makes 8 certificates with openssl, then starts 3 members: generous on a loaded machine.
+      }, 90_000, `the ready line (output so far: ${dev.out()})`);
       assert.equal(ready.tls, true);
       assert.deepEqual(ready.endpoints.map((e) => e.slice(0, 8)), ['https://', 'https://',
         'https://']);
