@@ -2,7 +2,13 @@
  * The server's Prometheus metrics, rendered as text at /metrics. Counters and gauges are plain
  * fields updated by the server; latency goes into fixed buckets (a cumulative histogram).
  */
-import type { RaftStatus } from '../core/raft/index.js';
+import { REJECTION_REASONS, type RaftStatus } from '../core/raft/index.js';
+
+/**
+ * The reason the peer transport gives for frames its validator refused (it closes the
+ * connection); the others are the Raft core's `RejectionReason`s.
+ */
+export const MALFORMED_REASON = 'malformed';
 
 /** WAL sync latency buckets. Unit: seconds (Prometheus convention). */
 const SYNC_BUCKETS_S = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
@@ -39,6 +45,8 @@ export class ServerMetrics {
   readonly proposalsByOutcome = new Map<string, number>();
   readonly walSync = new Histogram();
   readonly peerRoundTrip = new Histogram();
+  /** Peer messages the Raft core rejected, by reason; every reason listed from the start. */
+  readonly peerMessagesRejected = new Map<string, number>(REJECTION_REASONS.map((r) => [r, 0]));
 
   countElection(reason: string): void {
     this.electionsByReason.set(reason, (this.electionsByReason.get(reason) ?? 0) + 1);
@@ -48,8 +56,13 @@ export class ServerMetrics {
     this.proposalsByOutcome.set(outcome, (this.proposalsByOutcome.get(outcome) ?? 0) + 1);
   }
 
+  countRejected(reason: string, count: number): void {
+    this.peerMessagesRejected.set(reason, (this.peerMessagesRejected.get(reason) ?? 0) + count);
+  }
+
+  /** `malformedPeerMessages`: frames the peer transport's validator refused, so far. */
   render(status: RaftStatus, extra: Readonly<Record<string, number>>,
-    counters: readonly LabelledCounter[] = []): string {
+    counters: readonly LabelledCounter[] = [], malformedPeerMessages = 0): string {
     const lines: string[] = [];
     const gauge = (name: string, help: string, value: number): void => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${value}`);
@@ -71,6 +84,14 @@ export class ServerMetrics {
         lines.push(`${counter.name}{${counter.label}="${key}"} ${n}`);
       }
     }
+    lines.push('# HELP conclave_peer_messages_rejected_total Peer messages dropped as malformed ' +
+      'or contradicting what this member knows, by reason (docs/raft.md).',
+    '# TYPE conclave_peer_messages_rejected_total counter');
+    for (const [reason, n] of this.peerMessagesRejected) {
+      lines.push(`conclave_peer_messages_rejected_total{reason="${reason}"} ${n}`);
+    }
+    lines.push(`conclave_peer_messages_rejected_total{reason="${MALFORMED_REASON}"} ` +
+      `${malformedPeerMessages}`);
     lines.push(...this.walSync.render('conclave_wal_sync_seconds', 'Write-ahead log sync (fdatasync) latency.'));
     lines.push(...this.peerRoundTrip.render('conclave_peer_round_trip_seconds', 'Heartbeat round trip to peers.'));
     return `${lines.join('\n')}\n`;

@@ -21,6 +21,7 @@ import { ConfigInvalidError, CoordError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { LEASE_DEFAULTS } from '../runtime/lease/index.js';
 import { ConsistentCore } from '../runtime/core/consistent-core.js';
+import { RejectionLog } from '../runtime/raft/rejection-log.js';
 import { createHttpApi } from './http-api.js';
 import { LeaseStreamHub } from './lease-stream.js';
 import { ServerMetrics } from './metrics.js';
@@ -73,6 +74,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   });
   let watches: WatchHub | undefined;
   let leaseStreams: LeaseStreamHub | undefined;
+  // Rejected peer messages: counted in /metrics, logged at most a few lines a second.
+  const rejections = new RejectionLog({ clock, timer: clock,
+    logger: logger.child({ component: 'raft' }) });
   const core = ConsistentCore.open({
     id: config.name,
     voters: [...config.cluster.keys()],
@@ -88,6 +92,11 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     storage: new FileStorage(join(config.dataDir, 'wal')),
     onApplied: () => watches?.notify(),
     onRaftEvent: (event) => {
+      if (event.kind === 'message-rejected') {
+        metrics.countRejected(event.reason, event.count);
+        rejections.note(event);
+        return;
+      }
       // Keep-alive streams live on the leader: a deposed one sends its clients on.
       if (event.kind === 'role-changed' && event.from === 'leader') {
         leaseStreams?.closeAll('not the leader any more');
@@ -121,7 +130,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       { revision: core.store.revision, watchers: watches?.size ?? 0 },
       [{ name: 'conclave_peer_handshakes_refused_total', label: 'reason',
         help: 'Peer connections refused before they became links, by reason (docs/security.md).',
-        values: transport.metrics().handshakesRefusedByReason }]),
+        values: transport.metrics().handshakesRefusedByReason }],
+      transport.metrics().invalidMessages),
     status: () => statusOf(core, config, clientUrlOf),
   });
   // The lease keep-alive WebSocket upgrades on either server the same way.
@@ -141,6 +151,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       watches?.closeAll();
       leaseStreams?.closeAll('server stopping');
       const successor = await core.shutdown();
+      rejections.stop();
       if (successor !== undefined) logger.info({ successor }, 'leadership handed over before stopping');
       transport.close();
       await new Promise<void>((resolve) => http.close(() => resolve()));

@@ -43,6 +43,13 @@ export interface RaftMutants {
    * from deposed leaders and lagging followers).
    */
   readonly readsWithoutReadIndex: boolean;
+  /**
+   * A message's term is adopted before the message is judged (as before hostile-input
+   * checks): a higher term from an unknown sender, or above TERM_MAX, still moves this node to
+   * that term, though the rest of the message is dropped. One forged frame then raises the
+   * cluster's term at will (to 2^53 − 1: no election can follow).
+   */
+  readonly trustSenderTerm: boolean;
 }
 
 /** No mutant: the only value production code should use. */
@@ -54,6 +61,7 @@ export const RAFT_NO_MUTANTS: RaftMutants = Object.freeze({
   preVoteWithoutCheckQuorum: false,
   readsWithoutReadIndex: false,
   configChangeBeforeTermCommit: false,
+  trustSenderTerm: false,
 });
 
 export interface RaftConfig {
@@ -71,6 +79,16 @@ export interface RaftConfig {
    * added it with an `add-learner` change) to send it the log. Default: none.
    */
   readonly learners?: readonly NodeId[];
+  /**
+   * Nodes this node hears besides the members of the configurations it holds (bootstrap,
+   * snapshot, and every config entry in its log): the machines the operator listed for the
+   * cluster. Messages from anyone else are rejected (`unknown-sender`). Needed when membership
+   * changes: a node that joins, or that lags behind the change that added the current leader,
+   * has no config entry naming that leader yet. Default: none.
+   * Trade-off: every id listed here may speak for itself without being a member; without
+   * authentication on the links, ids are only claimed (docs/raft.md).
+   */
+  readonly knownPeers?: readonly NodeId[];
   /**
    * Lower bound of the randomized election timeout: a follower that hears nothing from a leader
    * for a random time in [electionTimeoutMsMin, electionTimeoutMsMax) starts an election. Also
@@ -175,6 +193,25 @@ export interface RaftConfig {
    */
   readonly snapshotChunkBytesMax: number;
   /**
+   * The largest snapshot a follower accepts to assemble (InstallSnapshot's totalBytes); larger
+   * ones are rejected (`snapshot-too-large`). A follower holds the whole snapshot in memory
+   * until it is complete.
+   * Unit: bytes. Default: 1 GiB (a state machine is held in memory whole, and etcd advises
+   * keeping its data under 8 GiB with a 2 GiB default quota).
+   * Trade-off: must exceed the largest state-machine snapshot any member takes, or a lagging
+   * follower can never catch up; higher lets a forged snapshot hold more of its memory.
+   */
+  readonly snapshotBytesMax: number;
+  /**
+   * The most chunks one snapshot may be assembled from; a snapshot that needs more is rejected
+   * (`snapshot-too-many-chunks`) and its assembly dropped. Bounds the per-chunk bookkeeping
+   * when chunks are tiny.
+   * Unit: chunks. Default: 65,536 (1 GiB at 16 KiB chunks; the default 512 KiB chunks need
+   * 2,048).
+   * Trade-off: must cover the largest snapshot at the leader's snapshotChunkBytesMax.
+   */
+  readonly snapshotChunksMax: number;
+  /**
    * The most reads (`readIndex`) one node holds at once: waiting for a heartbeat round, for the
    * leader's first commit of its term, or forwarded to the leader; more are `dropped`.
    * Unit: reads. Default: 4096.
@@ -224,6 +261,8 @@ export const RAFT_DEFAULTS_LAN: RaftTuning = Object.freeze({
   bytesPerMessageMax: 1024 * 1024,
   pendingProposalsMax: 8192,
   snapshotChunkBytesMax: 512 * 1024,
+  snapshotBytesMax: 1024 * 1024 * 1024,
+  snapshotChunksMax: 65_536,
   pendingReadsMax: 4096,
   leaseBasedReads: false,
   clockRateErrorMax: 0.01,
@@ -273,6 +312,12 @@ function membershipProblems(config: RaftConfig): ConfigProblem[] {
     problems.push({ field: 'voters,learners', value: { voters, learners },
       rule: 'a learner is listed twice, or also as a voter' });
   }
+  const knownPeers: unknown = config.knownPeers ?? [];
+  if (!Array.isArray(knownPeers) ||
+    knownPeers.some((p) => typeof p !== 'string' || p.length === 0)) {
+    problems.push({ field: 'knownPeers', value: knownPeers,
+      rule: 'must be a list of non-empty node ids' });
+  }
   if (!voters.includes(id) && !(learners as readonly string[]).includes(id)) {
     problems.push({ field: 'id,voters', value: { id, voters },
       rule: 'voters (or learners) must include id' });
@@ -315,6 +360,8 @@ function limitProblems(config: RaftConfig): ConfigProblem[] {
     pendingProposalsMax: config.pendingProposalsMax,
     pendingReadsMax: config.pendingReadsMax,
     snapshotChunkBytesMax: config.snapshotChunkBytesMax,
+    snapshotBytesMax: config.snapshotBytesMax,
+    snapshotChunksMax: config.snapshotChunksMax,
   };
   for (const [field, value] of Object.entries(limits)) {
     if (!isPositiveInteger(value)) {

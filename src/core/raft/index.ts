@@ -87,7 +87,7 @@ export {
   RAFT_DEFAULTS_LAN, RAFT_DEFAULTS_LOCAL, RAFT_NO_MUTANTS, validateRaftConfig,
 } from './config.js';
 export type { RaftConfig, RaftMutants, RaftTuning } from './config.js';
-export { describeRaftMessage, validateRaftMessage } from './messages.js';
+export { describeRaftMessage, TERM_MAX, validateRaftMessage } from './messages.js';
 export type {
   AppendRequest, AppendResponse, HeartbeatRequest, HeartbeatResponse, PreVoteRequest,
   PreVoteResponse, RaftEnvelope, RaftMessage, RaftMessageError, RaftMessageKind,
@@ -98,9 +98,11 @@ export { READ_REQUEST_ID_CHARS_MAX } from './messages.js';
 export type {
   MembershipChangeResult, PeerProgressStatus, ProposeResult, RaftEvent, RaftRole, RaftStatus,
   ReadFailure,
-  ReadIndexResult, ReadState, Ready, RoleChangeReason, SoftState, TermChangeReason,
-  TransferResult,
+  ReadIndexResult, ReadState, Ready, RejectionReason, RoleChangeReason, SoftState,
+  TermChangeReason, TransferResult,
 } from './ready.js';
+export { REJECTION_REASONS } from './ready.js';
+export { REJECTION_EVENTS_PER_READY_MAX } from './rejections.js';
 export type { ProgressState } from './progress.js';
 export { ENTRY_OVERHEAD_BYTES, entrySizeBytes } from './log.js';
 export type {

@@ -98,6 +98,18 @@ export class ConfigLog {
     return this.configs[this.configs.length - 1]?.membership ?? this.base;
   }
 
+  /**
+   * Whether `id` is a member (voter or learner) of the base or of any config entry after it:
+   * the senders this log vouches for. Uncommitted changes count (a member being added must be
+   * heard), and so do the configurations before them (a member being removed still leads or
+   * answers until its removal commits and the log is compacted past it).
+   */
+  knows(id: NodeId): boolean {
+    if (isMember(this.base, id)) return true;
+    for (const config of this.configs) if (isMember(config.membership, id)) return true;
+    return false;
+  }
+
   /** The index of the last config entry (0 when only the base holds). */
   latestIndex(): number {
     return this.configs[this.configs.length - 1]?.index ?? 0;

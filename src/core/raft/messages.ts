@@ -191,6 +191,13 @@ const ENTRY_KINDS: ReadonlySet<string> = new Set<EntryKind>(['normal', 'noop', '
 export const READ_REQUEST_ID_CHARS_MAX = 128;
 /** The longest node id a message may carry. Unit: UTF-16 code units. */
 export const NODE_ID_CHARS_MAX = 256;
+/**
+ * The highest term a member ever holds: 2^31, far above any term elections reach (one election
+ * a second for 68 years), far below 2^53 (where term + 1 stops being a safe integer). A message
+ * with a higher term is rejected (`term-out-of-range`) and a member at TERM_MAX no longer
+ * campaigns, so one forged frame cannot push the cluster to a term it cannot leave.
+ */
+export const TERM_MAX = 2 ** 31;
 /** The most members a membership may list. */
 export const MEMBERS_MAX = 1024;
 const LISTED_ENTRIES_MAX = 4;

@@ -27,15 +27,16 @@ import type {
   PreVoteResponse, RaftEnvelope, RaftMessage, ReadIndexResponse, SnapshotRequest,
   SnapshotResponse, VoteRequest, VoteResponse,
 } from './messages.js';
-import { READ_REQUEST_ID_CHARS_MAX } from './messages.js';
+import { READ_REQUEST_ID_CHARS_MAX, TERM_MAX } from './messages.js';
 import { Progress } from './progress.js';
 import { majorityValue, tallyVotes } from './quorum.js';
 import { ReadRounds } from './read-index.js';
 import type {
   MembershipChangeResult, PeerProgressStatus, ProposeResult, RaftEvent, RaftRole, RaftStatus,
-  ReadFailure, ReadIndexResult, ReadState, Ready, RoleChangeReason, SoftState, TermChangeReason,
-  TransferResult,
+  ReadFailure, ReadIndexResult, ReadState, Ready, RejectionReason, RoleChangeReason, SoftState,
+  TermChangeReason, TransferResult,
 } from './ready.js';
+import { Rejections } from './rejections.js';
 import type { Entry, HardState, Membership, RaftDurableState, Snapshot } from './types.js';
 
 export interface RaftNodeOptions {
@@ -53,7 +54,8 @@ const EMPTY_DATA = new Uint8Array(0);
 /**
  * Problems that make a recovered state unusable (empty when usable): a log that is not
  * consecutive from the snapshot's index + 1 (1 without a snapshot) or whose terms decrease, or
- * a commit index past the last index (committed entries were lost). The runtime checks this
+ * a commit index past the last index (committed entries were lost), or a term above TERM_MAX
+ * (written before terms were bounded: no election could follow). The runtime checks this
  * first to refuse to start with a clear message. (A last entry whose term is above the stored
  * term is fine: a torn write kept the entries but not the hard state written after them; the
  * node adopts that term. A commit index below the snapshot's is raised to it.)
@@ -73,6 +75,10 @@ export function checkRaftDurableState(state: RaftDurableState): string[] {
   });
   if (hardState.commitIndex > lastIndex) {
     problems.push(`commit index ${hardState.commitIndex} is past the last entry ${lastIndex}`);
+  }
+  const lastTerm = lastEntry?.term ?? baseTerm;
+  if (Math.max(hardState.term, lastTerm) > TERM_MAX) {
+    problems.push(`term ${Math.max(hardState.term, lastTerm)} is above TERM_MAX (${TERM_MAX})`);
   }
   return problems;
 }
@@ -103,6 +109,14 @@ export class RaftNode {
   private leaderId: NodeId | undefined = undefined;
   /** The leader seen in `currentTerm`, kept after step-downs: at most one per term. */
   private leaderOfTerm: NodeId | undefined = undefined;
+  /**
+   * Follower: the leader's appends of `provenTerm` proved this log equal to the leader's up to
+   * `provenIndex` (Log Matching). See `leaderMatchIndex`.
+   */
+  private provenTerm: Term = toTerm(0);
+  private provenIndex: LogIndex = logIndex(0);
+  /** Beyond the members of every configuration held: whom else this node hears. */
+  private readonly knownPeers: readonly NodeId[];
   private nowMs: number;
   private electionDeadlineMs = 0;
   /** When this node last heard from its leader (leader stickiness). */
@@ -143,6 +157,8 @@ export class RaftNode {
   private messages: RaftEnvelope[] = [];
   private messagesBeforePersist: RaftEnvelope[] = [];
   private events: RaftEvent[] = [];
+  /** Messages dropped since the last Ready, for its events. */
+  private readonly rejections = new Rejections();
   private readStates: ReadState[] = [];
   private readsFailed: ReadFailure[] = [];
   private readyHardState: HardState;
@@ -174,6 +190,7 @@ export class RaftNode {
     assert(Number.isFinite(nowMs), () => `nowMs must be finite: ${nowMs}`);
     this.config = config;
     this.id = config.id;
+    this.knownPeers = config.knownPeers ?? [];
     this.random = random;
     this.mutants = config.mutants;
     // MUTANT preVoteWithoutCheckQuorum: pre-vote on, check-quorum and stickiness off.
@@ -221,14 +238,17 @@ export class RaftNode {
   // Inputs
 
   /**
-   * A message from `from` (messages from this node itself are ignored). Any sender is heard,
-   * member or not: membership changes reach nodes at different times, and terms, not lists,
-   * decide who is obeyed; only the current voters count in elections and quorums. The message
-   * must have passed `validateRaftMessage` (or come from a RaftNode).
+   * A message from `from`. It must have passed `validateRaftMessage` (its shape), and is then
+   * judged against what this node knows before it changes anything: a message from a node that
+   * is no member of any configuration held here (nor a `knownPeers` entry), from this node
+   * itself, with a term above TERM_MAX, claiming to lead a term another node leads, or
+   * contradicting committed or proven entries, is dropped and reported as a `message-rejected`
+   * event with its reason (`RejectionReason`). Never an assertion: input is not our invariant.
    */
   step(from: NodeId, message: RaftMessage, nowMs: number): void {
     this.advanceTime(nowMs);
-    if (from !== this.id) this.stepMessage(from, message);
+    if (from === this.id) this.reject(from, message, 'from-self');
+    else this.stepMessage(from, message);
     this.checkInvariants();
   }
 
@@ -415,7 +435,7 @@ export class RaftNode {
       return Math.min(this.heartbeatDeadlineMs, this.transferDeadlineMs,
         this.checkQuorumOn ? this.quorumContactDeadlineMs() : Number.POSITIVE_INFINITY);
     }
-    return this.promotable() ? this.electionDeadlineMs : Number.POSITIVE_INFINITY;
+    return this.canCampaign() ? this.electionDeadlineMs : Number.POSITIVE_INFINITY;
   }
 
   // ---------------------------------------------------------------------------------------
@@ -429,6 +449,7 @@ export class RaftNode {
   hasReady(): boolean {
     if (this.outstanding !== undefined) return false;
     return this.replicationPending() || this.readRounds.wantsRound() ||
+      this.rejections.pending ||
       this.pendingSnapshot !== undefined ||
       this.readStates.length > 0 || this.readsFailed.length > 0 ||
       this.messages.length > 0 || this.messagesBeforePersist.length > 0 ||
@@ -464,7 +485,9 @@ export class RaftNode {
       committedEntries: this.log.slice(this.applyingIndex + 1, this.commitIndex),
       readStates: this.readStates,
       readsFailed: this.readsFailed,
-      events: this.events,
+      events: this.rejections.pending
+        ? [...this.events, ...this.rejections.take()]
+        : this.events,
     };
     this.log.markPersistRequested();
     this.pendingSnapshot = undefined;
@@ -627,6 +650,15 @@ export class RaftNode {
   private stepMessage(from: NodeId, m: RaftMessage): void {
     // A fresh message: the peer reconnected, so its reset hint no longer holds. If the hint
     // had brought the leader's pre-vote forward, the usual timeout applies again.
+    const refusal = this.senderRefusal(from, m);
+    if (refusal !== undefined) {
+      // MUTANT trustSenderTerm: the claimed term is adopted before the message is judged.
+      if (this.mutants.trustSenderTerm && m.term > this.currentTerm) {
+        this.becomeFollower(m.term, undefined, 'higher-term-seen');
+      }
+      this.reject(from, m, refusal);
+      return;
+    }
     if (this.resetPeers.delete(from) && from === this.leaderId && this.role === 'follower') {
       this.resetElectionTimer();
     }
@@ -660,7 +692,7 @@ export class RaftNode {
         this.stepHeartbeatResponse(from, m);
         return;
       case 'timeout-now':
-        this.stepTimeoutNow(from);
+        this.stepTimeoutNow(from, m);
         return;
       case 'read-index':
         this.stepReadIndex(from, m.requestId);
@@ -671,6 +703,37 @@ export class RaftNode {
       default:
         assertNever(m, 'raft message kind');
     }
+  }
+
+  /**
+   * Why `m` is dropped before its term is even looked at (undefined: it is not). Identity and
+   * range come first, so a forger can neither raise this node's term nor win its attention.
+   */
+  private senderRefusal(from: NodeId, m: RaftMessage): RejectionReason | undefined {
+    if (!this.knowsSender(from)) return 'unknown-sender';
+    if (m.term > TERM_MAX) return 'term-out-of-range';
+    // A grant carries the term that was asked for: this node's (a vote) or the next (pre-vote).
+    if (m.kind === 'vote-response' && m.granted && m.term > this.currentTerm) {
+      return 'unexpected-grant';
+    }
+    if (m.kind === 'pre-vote-response' && m.granted && m.term > this.currentTerm + 1) {
+      return 'unexpected-grant';
+    }
+    return undefined;
+  }
+
+  /**
+   * Whether this node hears `from`: a member of some configuration it holds (thesis §4: a
+   * member being added or removed still talks), or a known peer.
+   */
+  private knowsSender(from: NodeId): boolean {
+    return this.peers.includes(from) || this.configLog.knows(from) ||
+      this.knownPeers.includes(from);
+  }
+
+  /** Drops `m`, reporting why in the next Ready's events. */
+  private reject(from: NodeId, m: RaftMessage, reason: RejectionReason): void {
+    this.rejections.add(from, m, reason);
   }
 
   /** A message from a higher term. Returns false when it is to be ignored. */
@@ -759,7 +822,7 @@ export class RaftNode {
    * vote and cost a whole election timeout.
    */
   private hastenPreVote(): void {
-    if (!this.promotable()) return;
+    if (!this.canCampaign()) return;
     const { leaderResetDelayRatioMax: ratio, electionTimeoutMsMin } = this.config;
     const campaigners = this.voters.filter((id) => id !== this.leaderId).sort();
     const slotMs = (ratio * electionTimeoutMsMin) / campaigners.length;
@@ -819,7 +882,7 @@ export class RaftNode {
   }
 
   private tickElection(): void {
-    if (!this.promotable() || this.nowMs < this.electionDeadlineMs) return;
+    if (!this.canCampaign() || this.nowMs < this.electionDeadlineMs) return;
     const reason = this.role === 'follower' && this.leaderResetSeen()
       ? 'leader-link-reset'
       : 'election-timeout';
@@ -943,6 +1006,11 @@ export class RaftNode {
   // Follower side of replication (Raft §5.3)
 
   private stepFromLeader(from: NodeId, m: AppendRequest | HeartbeatRequest | SnapshotRequest): void {
+    const refusal = this.leaderMessageRefusal(from, m);
+    if (refusal !== undefined) {
+      this.reject(from, m, refusal);
+      return;
+    }
     assert(this.role !== 'leader',
       () => `two leaders in term ${this.currentTerm}: ${this.id} and ${from}`);
     if (this.role !== 'follower') this.becomeFollower(this.currentTerm, from, 'leader-discovered');
@@ -954,9 +1022,9 @@ export class RaftNode {
     } else if (m.kind === 'snapshot') {
       this.stepSnapshot(from, m);
     } else {
-      // The leader sends min(its commit, our match): our log holds that prefix, unless it was
-      // lost with unsynced writes (a broken contract); never commit past what we hold.
-      this.commitTo(Math.min(m.commitIndex, this.log.lastIndex()));
+      // The leader sends min(its commit, our match); commit only what is proven to be the
+      // leader's (Raft §5.3: commit follows the entries a message proves, not its say-so).
+      this.commitTo(Math.min(m.commitIndex, this.leaderMatchIndex()));
       const response: HeartbeatResponse = m.readRound === undefined
         ? { kind: 'heartbeat-response', term: this.currentTerm }
         : { kind: 'heartbeat-response', term: this.currentTerm, readRound: m.readRound };
@@ -981,9 +1049,10 @@ export class RaftNode {
     const lastNewIndex = logIndex(m.prevLogIndex + m.entries.length);
     const conflict = this.log.findConflict(m.entries);
     if (conflict !== undefined) {
-      assert(conflict > this.commitIndex,
-        () => `append from ${from} would overwrite committed entry ${conflict} ` +
-          `(commit index ${this.commitIndex})`);
+      // leaderMessageRefusal dropped appends that would rewrite committed or proven entries.
+      assert(conflict > this.leaderMatchIndex(),
+        () => `append from ${from} would overwrite entry ${conflict} (commit index ` +
+          `${this.commitIndex}, proven ${this.leaderMatchIndex()})`);
       const replacing = m.entries.slice(conflict - m.prevLogIndex - 1);
       this.log.truncateAndAppend(replacing);
       // Thesis §4.1: config entries hold from their append, and stop holding if cut off.
@@ -991,8 +1060,83 @@ export class RaftNode {
       this.configLog.append(replacing);
       this.applyMembership();
     }
+    this.noteProven(lastNewIndex);
     this.commitTo(Math.min(m.commitIndex, lastNewIndex));
     this.sendAppendAck(from, lastNewIndex);
+  }
+
+  /**
+   * Why a leader's message of the current term is dropped (undefined: it is not), judged
+   * before it changes anything (the sender is not even taken for the leader).
+   */
+  private leaderMessageRefusal(from: NodeId,
+    m: AppendRequest | HeartbeatRequest | SnapshotRequest): RejectionReason | undefined {
+    // Election Safety (Raft §5.2): a term has one leader; a second claimant is not a member.
+    if (this.leaderOfTerm !== undefined && this.leaderOfTerm !== from) return 'second-leader';
+    switch (m.kind) {
+      case 'heartbeat':
+        // The leader sends min(its commit, our match), and we acknowledged only what we hold.
+        return m.commitIndex > this.log.lastIndex() ? 'commit-beyond-log' : undefined;
+      case 'append':
+        return this.appendContradiction(m);
+      case 'snapshot':
+        return this.snapshotRefusal(m);
+      default:
+        return assertNever(m, 'leader message kind');
+    }
+  }
+
+  /**
+   * An append naming another term than this log at an index where the leader's log must equal
+   * it: up to the commit index (`below-commit`: Leader Completeness, §5.4), or up to what the
+   * leader proved in this term (`contradicts-leader-log`: Leader Append-Only, §5.3).
+   */
+  private appendContradiction(m: AppendRequest): RejectionReason | undefined {
+    const upTo = this.leaderMatchIndex();
+    const differs = (index: number, term: number): boolean => {
+      const ours = this.log.term(index);
+      return index <= upTo && ours !== undefined && ours !== term;
+    };
+    let at = differs(m.prevLogIndex, m.prevLogTerm) ? m.prevLogIndex : undefined;
+    for (let i = 0; at === undefined && i < m.entries.length; i++) {
+      const e = m.entries[i]!;
+      if (e.index > upTo) break;
+      if (differs(e.index, e.term)) at = e.index;
+    }
+    if (at === undefined) return undefined;
+    return at <= this.commitIndex ? 'below-commit' : 'contradicts-leader-log';
+  }
+
+  private snapshotRefusal(m: SnapshotRequest): RejectionReason | undefined {
+    if (m.totalBytes > this.config.snapshotBytesMax) return 'snapshot-too-large';
+    const { index, term } = m.meta;
+    const ours = this.log.term(index);
+    if (ours === undefined || ours === term) return undefined;
+    if (index <= this.commitIndex) return 'below-commit';
+    return index <= this.leaderMatchIndex() ? 'contradicts-leader-log' : undefined;
+  }
+
+  /**
+   * The last index at which this log is known to equal the log of the current term's leader:
+   * the commit index (Leader Completeness, §5.4), what the leader's appends of this term proved
+   * (Log Matching, §5.3), and the last entry when it is of the current term (only that term's
+   * leader makes such entries, and it never drops them in its term).
+   */
+  private leaderMatchIndex(): LogIndex {
+    let index: number = this.commitIndex;
+    if (this.provenTerm === this.currentTerm) index = Math.max(index, this.provenIndex);
+    if (this.log.lastTerm() === this.currentTerm) index = Math.max(index, this.log.lastIndex());
+    return logIndex(Math.min(index, this.log.lastIndex()));
+  }
+
+  /** The leader of the current term proved this log equal to its own up to `index`. */
+  private noteProven(index: LogIndex): void {
+    if (this.provenTerm !== this.currentTerm) {
+      this.provenTerm = this.currentTerm;
+      this.provenIndex = index;
+    } else if (index > this.provenIndex) {
+      this.provenIndex = index;
+    }
   }
 
   private sendAppendAck(to: NodeId, index: LogIndex): void {
@@ -1009,6 +1153,11 @@ export class RaftNode {
   private stepAppendResponse(from: NodeId, m: AppendResponse): void {
     const pr = this.progress.get(from);
     if (this.role !== 'leader' || pr === undefined) return;
+    // This leader's log only grows in its term: no append it sent went past its last index.
+    if (m.index > this.log.lastIndex()) {
+      this.reject(from, m, 'ack-beyond-sent');
+      return;
+    }
     pr.lastContactMs = this.nowMs;
     if (!m.success) {
       // While a snapshot is under way, refusals answer older appends.
@@ -1020,7 +1169,7 @@ export class RaftNode {
       if (pr.maybeDecreaseTo(m.index, probeIndex) && pr.state === 'replicate') pr.becomeProbe();
       return;
     }
-    if (m.index > this.log.lastIndex() || !pr.maybeUpdate(m.index)) return;
+    if (!pr.maybeUpdate(m.index)) return;
     if (pr.state === 'probe') pr.becomeReplicate();
     else if (pr.state === 'snapshot') {
       // Raft §7: the follower installed the snapshot (or already held its last entry).
@@ -1033,9 +1182,12 @@ export class RaftNode {
   private stepHeartbeatResponse(from: NodeId, m: HeartbeatResponse): void {
     const pr = this.progress.get(from);
     if (this.role !== 'leader' || pr === undefined) return;
+    if (m.readRound !== undefined && m.readRound > this.readRounds.lastSentRound) {
+      this.reject(from, m, 'ack-beyond-sent');
+      return;
+    }
     pr.lastContactMs = this.nowMs;
-    if (m.readRound !== undefined && m.readRound > pr.readRoundAcked &&
-      m.readRound <= this.readRounds.lastSentRound) {
+    if (m.readRound !== undefined && m.readRound > pr.readRoundAcked) {
       pr.readRoundAcked = m.readRound;
       this.maybeConfirmReads();
     }
@@ -1073,8 +1225,14 @@ export class RaftNode {
   private stepSnapshotResponse(from: NodeId, m: SnapshotResponse): void {
     const pr = this.progress.get(from);
     if (this.role !== 'leader' || pr === undefined) return;
+    const sending = pr.state === 'snapshot' && m.snapshotIndex === pr.pendingSnapshotIndex;
+    if (sending && this.snapshot?.meta.index === m.snapshotIndex &&
+      m.nextOffsetBytes > this.snapshot.data.length) {
+      this.reject(from, m, 'ack-beyond-sent');
+      return;
+    }
     pr.lastContactMs = this.nowMs;
-    if (pr.state !== 'snapshot' || m.snapshotIndex !== pr.pendingSnapshotIndex) return;
+    if (!sending) return;
     pr.snapshotOffsetBytes = m.nextOffsetBytes;
     pr.paused = false;
   }
@@ -1091,11 +1249,17 @@ export class RaftNode {
     if (this.log.matchTerm(meta.index, meta.term)) {
       // The log holds the snapshot's last entry: it is committed, nothing to install (as etcd).
       this.snapshotAssembly = undefined;
+      this.noteProven(meta.index);
       this.commitTo(meta.index);
       this.sendAppendAck(from, meta.index);
       return;
     }
     const assembly = this.assemble(m);
+    if (assembly === 'too-many-chunks') {
+      this.snapshotAssembly = undefined;
+      this.reject(from, m, 'snapshot-too-many-chunks');
+      return;
+    }
     if (assembly === undefined || assembly.receivedBytes < assembly.totalBytes) {
       this.sendSnapshotProgress(from, meta.index, assembly?.receivedBytes ?? 0);
       return;
@@ -1107,14 +1271,16 @@ export class RaftNode {
       return;
     }
     this.installSnapshot({ meta, data });
+    this.noteProven(meta.index);
     this.sendAppendAck(from, meta.index);
   }
 
   /**
    * Adds the chunk if it is the next one expected; returns the assembly as it stands, or
-   * undefined when the chunk belongs to a snapshot not started here (ask for byte 0).
+   * undefined when the chunk belongs to a snapshot not started here (ask for byte 0), or
+   * `too-many-chunks` when it would be chunk snapshotChunksMax + 1.
    */
-  private assemble(m: SnapshotRequest): SnapshotAssembly | undefined {
+  private assemble(m: SnapshotRequest): SnapshotAssembly | undefined | 'too-many-chunks' {
     let assembly = this.snapshotAssembly;
     const same = assembly !== undefined && assembly.index === m.meta.index &&
       assembly.term === m.meta.term && assembly.checksum === m.checksum &&
@@ -1127,6 +1293,7 @@ export class RaftNode {
     }
     // A duplicate or a chunk after a lost one: the answer names the byte to resume from.
     if (m.offsetBytes === assembly.receivedBytes) {
+      if (assembly.chunks.length >= this.config.snapshotChunksMax) return 'too-many-chunks';
       assembly.chunks.push(m.data);
       assembly.receivedBytes += m.data.length;
     }
@@ -1193,8 +1360,12 @@ export class RaftNode {
   }
 
   /** A `timeout-now` from the leader of this term: campaign now (thesis §3.10). */
-  private stepTimeoutNow(from: NodeId): void {
-    if (this.role === 'leader' || !this.promotable() || from !== this.leaderId) return;
+  private stepTimeoutNow(from: NodeId, m: RaftMessage): void {
+    if (this.leaderOfTerm !== undefined && this.leaderOfTerm !== from) {
+      this.reject(from, m, 'second-leader');
+      return;
+    }
+    if (this.role === 'leader' || !this.canCampaign() || from !== this.leaderId) return;
     this.campaign('election', 'leadership-transfer', true);
   }
 
@@ -1432,6 +1603,11 @@ export class RaftNode {
 
   private promotable(): boolean {
     return this.voters.includes(this.id);
+  }
+
+  /** A voter campaigns for term + 1, which must not pass TERM_MAX. */
+  private canCampaign(): boolean {
+    return this.promotable() && this.currentTerm < TERM_MAX;
   }
 
   private send(to: NodeId, message: RaftMessage): void {

@@ -3,7 +3,7 @@
  * observers, the outcome of a proposal, and the status snapshot.
  */
 import type { LogIndex, NodeId, Term } from '../ids.js';
-import type { RaftEnvelope } from './messages.js';
+import type { RaftEnvelope, RaftMessageKind } from './messages.js';
 import type { ProgressState } from './progress.js';
 import type { Entry, HardState, Membership, Snapshot } from './types.js';
 
@@ -39,6 +39,45 @@ export type RoleChangeReason =
 
 export type TermChangeReason = 'election-started' | 'higher-term-seen';
 
+/**
+ * Why a received message was dropped instead of acted on: it contradicts what this node knows,
+ * or no correct member could have sent it. A closed set, documented in docs/raft.md; the
+ * server counts each in `conclave_peer_messages_rejected_total{reason}`.
+ */
+export type RejectionReason =
+  /** The sender is not a member of any configuration this node holds, nor a known peer. */
+  | 'unknown-sender'
+  /** The message claims to come from this node itself. */
+  | 'from-self'
+  /** The term is above TERM_MAX: adopting it could exhaust the terms (messages.ts). */
+  | 'term-out-of-range'
+  /** A leader's message (append, heartbeat, snapshot, timeout-now) in a term another leads. */
+  | 'second-leader'
+  /** An append or snapshot that contradicts an entry at or below this node's commit index. */
+  | 'below-commit'
+  /**
+   * An append or snapshot that contradicts entries this node holds from the leader of the
+   * current term (the leader never rewrites its own log, Raft §5.3 Leader Append-Only).
+   */
+  | 'contradicts-leader-log'
+  /** A heartbeat whose commit index is past this node's last entry (leaders send our match). */
+  | 'commit-beyond-log'
+  /** A granted (pre-)vote for a term this node never asked for. */
+  | 'unexpected-grant'
+  /** An answer about entries, bytes or heartbeat rounds this leader never sent. */
+  | 'ack-beyond-sent'
+  /** A snapshot whose totalBytes exceeds snapshotBytesMax. */
+  | 'snapshot-too-large'
+  /** A snapshot that would take more than snapshotChunksMax chunks to assemble. */
+  | 'snapshot-too-many-chunks';
+
+/** Every {@link RejectionReason}, in a fixed order (metrics list them all, at 0 at first). */
+export const REJECTION_REASONS: readonly RejectionReason[] = Object.freeze([
+  'unknown-sender', 'from-self', 'term-out-of-range', 'second-leader', 'below-commit',
+  'contradicts-leader-log', 'commit-beyond-log', 'unexpected-grant', 'ack-beyond-sent',
+  'snapshot-too-large', 'snapshot-too-many-chunks',
+]);
+
 export type RaftEvent =
   | {
     readonly kind: 'role-changed';
@@ -70,6 +109,19 @@ export type RaftEvent =
     readonly term: Term;
     readonly target: NodeId;
     readonly stage: 'started' | 'timeout-now-sent' | 'aborted';
+  }
+  | {
+    /**
+     * Received messages dropped for `reason` (see {@link RejectionReason}): `count` of them,
+     * the first from `from`, of kind `messageKind` at `term`. One event per message, except
+     * that past REJECTION_EVENTS_PER_READY_MAX in one Ready they are summed per reason.
+     */
+    readonly kind: 'message-rejected';
+    readonly reason: RejectionReason;
+    readonly from: NodeId;
+    readonly messageKind: RaftMessageKind;
+    readonly term: Term;
+    readonly count: number;
   };
 
 /** Volatile state worth showing; in `Ready.softState` only when it changed. */

@@ -152,7 +152,8 @@ export class ConsistentCore {
       random: c.random,
       stateMachine: { apply: (entry) => this.apply(entry) },
       onEvent: (event) => {
-        c.logger.info({ event }, `raft: ${event.kind}`);
+        // Rejections come in floods: the server logs them rate-limited (RejectionLog).
+        if (event.kind !== 'message-rejected') c.logger.info({ event }, `raft: ${event.kind}`);
         if (event.kind === 'role-changed' && event.to === 'leader') {
           this.leases.becomeLeader(event.term);
         } else if (event.kind === 'role-changed' && event.from === 'leader') {

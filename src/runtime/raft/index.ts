@@ -38,4 +38,8 @@ export type {
   StateMachine, TransferOutcome,
 } from './raft-runtime.js';
 export { RAFT_RUNTIME_DEFAULTS, validateRaftRuntimeConfig } from './runtime-config.js';
+export { REJECTION_LOG_DEFAULTS, RejectionLog } from './rejection-log.js';
+export type {
+  MessageRejectedEvent, RejectionLogComponents, RejectionLogConfig,
+} from './rejection-log.js';
 export type { RaftRuntimeConfig } from './runtime-config.js';
