@@ -7,6 +7,10 @@
  * partitions (halves, one node isolated, asymmetric one-way links, partial: a few links cut),
  * loss bursts, latency spikes, and per-node clock drift. Every fault ends by the end of the
  * safety phase, so the liveness phase runs on a healed network.
+ *
+ * A hostile actor (optional, `startHostile`): a scenario's forger of protocol messages (for
+ * Raft, src/sim/scenarios/raft/hostile-actor.ts), called at random moments of the safety
+ * phase, with bursts; its own prng, so runs without it draw the same faults as before.
  */
 import { assertNever } from '../core/assert.js';
 import type { NodeId } from '../core/ids.js';
@@ -24,6 +28,20 @@ export type FaultKind = 'crash' | 'bounce' | 'pause' | 'partition' | 'loss-burst
 export const FAULT_KINDS: readonly FaultKind[] = [
   'crash', 'bounce', 'pause', 'partition', 'loss-burst', 'latency-spike', 'drift',
 ];
+
+/** A forger of protocol messages: each `act` injects one (or a few) hostile messages. */
+export interface HostileActor {
+  act(): void;
+}
+
+/** How often a hostile actor acts, drawn per run. */
+export interface HostilePlan {
+  /** Mean time between two acts. Unit: ms. */
+  readonly actIntervalMsMean: number;
+  /** Chance that an act is a burst of `burstActs` acts at once (a flood). Unit: ratio. */
+  readonly burstRate: number;
+  readonly burstActs: number;
+}
 
 /** What the nemesis acts on. */
 export interface NemesisTarget {
@@ -125,6 +143,23 @@ export class Nemesis {
       this.nodeDisturbedEndMs.get(a) ?? -Infinity,
       this.nodeDisturbedEndMs.get(b) ?? -Infinity,
     );
+  }
+
+  /**
+   * Lets `actor` act at exponential intervals (mean `plan.actIntervalMsMean`) until the end of
+   * the safety phase, drawing from `prng` (not the fault schedule's).
+   */
+  startHostile(actor: HostileActor, plan: HostilePlan, prng: Prng): void {
+    const next = (): void => {
+      const gapMs = -Math.log(1 - randomFloat(prng)) * plan.actIntervalMsMean;
+      if (this.scheduler.nowMs + gapMs >= this.endMs) return;
+      this.scheduler.schedule(gapMs, () => {
+        const acts = randomChance(prng, plan.burstRate) ? plan.burstActs : 1;
+        for (let i = 0; i < acts; i++) actor.act();
+        next();
+      });
+    };
+    next();
   }
 
   start(): void {

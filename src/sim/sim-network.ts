@@ -48,6 +48,8 @@ export interface LinkQuality {
 
 export interface NetworkStats {
   sent: number;
+  /** Messages a hostile actor forged (`inject`), counted apart from the members' own. */
+  injected: number;
   delivered: number;
   dropped: number;
   duplicated: number;
@@ -76,7 +78,9 @@ export class SimNetwork<M> {
   /** Last scheduled delivery per link, to keep stream order. Unit: ms (virtual). */
   private readonly linkTailMs = new Map<string, number>();
   private faults: NetworkFaults;
-  readonly stats: NetworkStats = { sent: 0, delivered: 0, dropped: 0, duplicated: 0, bytesSent: 0 };
+  readonly stats: NetworkStats = {
+    sent: 0, injected: 0, delivered: 0, dropped: 0, duplicated: 0, bytesSent: 0,
+  };
   /** Bytes and messages sent per node, for per-member load figures. */
   readonly sentByNode = new Map<NodeId, { messages: number; bytes: number }>();
 
@@ -202,6 +206,30 @@ export class SimNetwork<M> {
       this.stats.delivered++;
       this.trace.mixNumber(this.scheduler.nowMs);
       this.trace.mixString(from);
+      this.trace.mixString(to);
+      this.trace.mixString(this.options.describe(message));
+      target.handler?.onMessage(from, message);
+    });
+  }
+
+  /**
+   * A message forged by a hostile actor on its own connection to `to`, claiming to come from
+   * `from` (any id, member or not). The members' partitions and losses do not apply to it
+   * (it is not their link); it is lost if `to` is down when it arrives, or restarted since it
+   * was sent (the connection died with the process).
+   */
+  inject(from: NodeId, to: NodeId, message: M): void {
+    const target = this.endpoint(to);
+    this.stats.injected++;
+    const incarnation = target.incarnation;
+    this.scheduler.schedule(this.drawLatencyMs(), () => {
+      if (!target.up || target.incarnation !== incarnation) {
+        this.stats.dropped++;
+        return;
+      }
+      this.stats.delivered++;
+      this.trace.mixNumber(this.scheduler.nowMs);
+      this.trace.mixString(`forged:${from}`);
       this.trace.mixString(to);
       this.trace.mixString(this.options.describe(message));
       target.handler?.onMessage(from, message);

@@ -56,6 +56,15 @@ describe('sim: scenarios: raft mutants', () => {
     assertClean(runFigure8Seed as Run, { mutant: undefined }, 10);
   });
 
+  test('trustSenderTerm is caught by raft --hostile (term provenance), in both models', () => {
+    for (const model of ['authenticated', 'unauthenticated']) {
+      const options = { ...RAFT, nodes: 5, hostile: true, 'hostile-model': model,
+        mutant: 'trustSenderTerm' };
+      const found = seedsToDetection(runRaftSeed as Run, options, 3);
+      assert.equal(found?.checker, 'term-provenance', `${model}: ${JSON.stringify(found)}`);
+    }
+  });
+
   test('preVoteWithoutCheckQuorum is caught by raft-partial-partition (commits stop); clean without it', () => {
     const options = { nodes: 3, 'partition-s': 30 };
     const found = seedsToDetection(runPartialPartitionSeed as Run, { ...options, mutant: 'preVoteWithoutCheckQuorum' }, 6);

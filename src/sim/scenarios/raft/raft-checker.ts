@@ -11,9 +11,14 @@
  * - state machine safety: no two nodes apply different entries at one index;
  * - generation clock on disk: a restarted node's recovered term and vote never regress below
  *   what a completed sync made durable;
- * - membership: configuration changes never produce two disjoint majorities (config-checker.ts).
+ * - membership: configuration changes never produce two disjoint majorities (config-checker.ts);
+ * - term provenance: every term a node adopts from a message is one some member campaigned for
+ *   (a forged term, from a hostile sender, is never taken);
+ * - nothing forged kept: no node stores an entry or a snapshot, and no state machine applies
+ *   one, that a hostile actor made (their bytes carry the marker `forged/`).
  */
 import type { LogIndex, NodeId, Term } from '../../../core/ids.js';
+import type { RaftEvent } from '../../../core/raft/index.js';
 import type { Entry, HardState, Snapshot } from '../../../core/raft/types.js';
 import type { RecoveredRaftState } from '../../../runtime/raft-storage.js';
 import type { SnapshotRaftStorage } from '../../../runtime/snapshot/snapshot-raft-storage.js';
@@ -40,6 +45,10 @@ export class RaftChecker {
   private commitReportedIndex = 0;
   private readonly durableHardState = new Map<NodeId, HardState>();
   elections = 0;
+  /** Terms some member started by campaigning (term-changed, election-started). */
+  private readonly campaignTerms = new Set<number>();
+  /** Messages the cores rejected, by reason (hostile runs report them). */
+  readonly rejectedByReason = new Map<string, number>();
   /** Snapshots taken by state machines, and snapshots installed from a leader. */
   snapshotsSaved = 0;
   snapshotsInstalled = 0;
@@ -79,10 +88,46 @@ export class RaftChecker {
     }
   }
 
+  /** Every Raft event of every node: term provenance, and rejection counts. */
+  onRaftEvent(node: NodeId, event: RaftEvent): void {
+    if (event.kind === 'message-rejected') {
+      this.rejectedByReason.set(event.reason,
+        (this.rejectedByReason.get(event.reason) ?? 0) + event.count);
+    } else if (event.kind === 'term-changed' && event.reason === 'election-started') {
+      this.campaignTerms.add(event.to);
+    } else if (event.kind === 'term-changed' && !this.campaignTerms.has(event.to)) {
+      this.fail('term-provenance', `${node} moved from term ${event.from} to ${event.to}, ` +
+        'a term no member campaigned for (a forged term was adopted)');
+    }
+  }
+
+  /** A state machine applies `data` (an entry, or a snapshot it restores). */
+  onStateMachineInput(node: NodeId, what: string, data: Uint8Array): void {
+    if (containsForgedMarker(data)) {
+      this.fail('forged-entry-applied', `${node} applies a forged ${what}`);
+    }
+  }
+
+  onSnapshotInstalled(node: NodeId, snapshot: Snapshot): void {
+    this.checkStored(node, `snapshot at ${snapshot.meta.index}`, snapshot.data);
+    const members = [...snapshot.meta.membership.voters, ...snapshot.meta.membership.learners];
+    if (members.some((id) => id.includes(FORGED_MARKER))) {
+      this.fail('forged-entry-stored', `${node} installs a snapshot with a forged membership`);
+    }
+  }
+
+  /** A node stores `data` (an entry, or an installed snapshot). */
+  private checkStored(node: NodeId, what: string, data: Uint8Array): void {
+    if (containsForgedMarker(data)) {
+      this.fail('forged-entry-stored', `${node} stores a forged ${what}`);
+    }
+  }
+
   /** Entries a node is about to store (log matching is checked on every write). */
   onAppend(node: NodeId, entries: readonly Entry[], termBefore: (index: LogIndex) => number): void {
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
+      this.checkStored(node, `entry ${entry.index} (${entry.kind})`, entry.data);
       this.configs.onAppend(entry);
       const previousTerm = i > 0 ? entries[i - 1]!.term : termBefore(entry.index);
       const identity: EntryIdentity = { dataKey: dataKey(entry.data), kind: entry.kind, previousTerm };
@@ -162,6 +207,7 @@ export class CheckedRaftStorage implements SnapshotRaftStorage {
 
   installSnapshot(snapshot: Snapshot, done: (error?: Error) => void): void {
     this.checker.snapshotsInstalled++;
+    this.checker.onSnapshotInstalled(this.node, snapshot);
     this.inner.installSnapshot(snapshot, done);
   }
 
@@ -194,6 +240,22 @@ export class CheckedRaftStorage implements SnapshotRaftStorage {
   lastIndex(): LogIndex {
     return this.inner.lastIndex();
   }
+}
+
+/** Bytes a hostile actor puts in every entry and snapshot it forges. */
+export const FORGED_MARKER = 'forged/';
+const FORGED_BYTES = new TextEncoder().encode(FORGED_MARKER);
+
+function containsForgedMarker(data: Uint8Array): boolean {
+  const first = FORGED_BYTES[0]!;
+  outer: for (let i = 0; i + FORGED_BYTES.length <= data.length; i++) {
+    if (data[i] !== first) continue;
+    for (let j = 1; j < FORGED_BYTES.length; j++) {
+      if (data[i + j] !== FORGED_BYTES[j]) continue outer;
+    }
+    return true;
+  }
+  return false;
 }
 
 function dataKey(data: Uint8Array): string {

@@ -10,6 +10,10 @@
  * dropped; followers are taken down long enough to come back through InstallSnapshot.
  * `--membership`: two spare nodes; members are added (as learners), promoted and removed (the
  * leader too), and leadership is transferred, at random moments (raft-operator.ts).
+ * `--hostile`: a forger of Raft frames acts through the safety phase (hostile-actor.ts), as the
+ * non-member `evil` only (`--hostile-model authenticated`), or also under members' ids with
+ * contradictory frames (`unauthenticated`); `both` (default) alternates by seed parity. Without
+ * it, no message may be rejected at all (a rejection in an honest run is a false alarm).
  *
  * Safety phase: faults, with the checkers of raft-checker.ts on every step. Liveness phase: the
  * network heals and every node is up; a leader must emerge and commit within a bound, and at the
@@ -38,6 +42,9 @@ import { NETWORK_FAULTS_NONE, SimNetwork } from '../../sim-network.js';
 import { formatNumber } from '../../stats.js';
 import { TraceHash } from '../../trace-hash.js';
 import { CheckedRaftStorage, RaftChecker } from './raft-checker.js';
+import {
+  HOSTILE_MODELS, RaftHostileActor, type HostileCounts, type HostileModel,
+} from './hostile-actor.js';
 import { encodeKvCommand, SimKvStateMachine } from './sim-kv.js';
 import { RaftOperator } from './raft-operator.js';
 import { RaftWorkload, type ReadAnswer } from './raft-workload.js';
@@ -82,6 +89,10 @@ export interface RaftFigures {
   readonly linearizability: string;
   /** Virtual time from the heal to the first successful client call. Unit: ms. */
   readonly recoveryMs: number | undefined;
+  /** With --hostile: the model of this seed and what the actor sent. */
+  readonly hostile: (HostileCounts & { readonly model: HostileModel }) | undefined;
+  /** Messages the Raft cores rejected, by reason. */
+  readonly rejected: Readonly<Record<string, number>>;
 }
 
 export interface RaftProcess {
@@ -110,6 +121,19 @@ export const raftScenario: Scenario<RaftFigures> = {
     {
       name: 'membership', kind: 'boolean', defaultValue: false,
       description: 'add (as learners, from 2 spare nodes), promote and remove members, and transfer leadership, as operators do',
+    },
+    {
+      name: 'hostile', kind: 'boolean', defaultValue: false,
+      description: 'a forger injects every Raft message kind with extreme fields during the ' +
+        'safety phase (docs/simulation.md); safety must hold and the cores must reject what ' +
+        'contradicts them',
+    },
+    {
+      name: 'hostile-model', kind: 'string', defaultValue: 'both',
+      choices: [...HOSTILE_MODELS, 'both'],
+      description: 'with --hostile: authenticated (the forger speaks only as non-member ' +
+        '"evil"), unauthenticated (it also claims members\' ids, sending only frames a correct ' +
+        'member could not send), or both (even seeds authenticated, odd ones unauthenticated)',
     },
   ],
   runSeed: (seed, options) => runRaftSeed(seed, options),
@@ -156,6 +180,7 @@ export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftS
     scheduler, network, prng, ids, spares, tuning, runtimeConfig, checker, violations,
     onLeader: (id) => operator?.onLeaderElected(id),
   });
+  const hostileModel = hostileModelOf(seed, options);
   const plan = drawNemesisPlan(prng, {
     kinds: FAULT_KINDS,
     faultIntervalMsMin: 200,
@@ -189,6 +214,9 @@ export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftS
     checker.configs.afterStep();
     return checker.violations.length > 0 || violations.length > 0;
   };
+  const actor = hostileModel === undefined
+    ? undefined
+    : startHostileActor(hostileModel, prng, nemesis, network, hosts, tuning);
   try {
     nemesis.start();
     operator?.start();
@@ -207,6 +235,10 @@ export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftS
   if (violations.length === 0) {
     violations.push(...livenessViolations(hosts, workload, safetyMs, endMs, tuning.electionTimeoutMsMax));
   }
+  if (violations.length === 0 && actor === undefined && checker.rejectedByReason.size > 0) {
+    violations.push({ checker: 'false-rejection', atMs: scheduler.nowMs,
+      message: `an honest run rejected messages: ${formatCounts(checker.rejectedByReason)}` });
+  }
   const linearizability = violations.length === 0 ? checkHistory(workload, violations, scheduler.nowMs) : 'skipped';
   const recovery = workload.okAtMs.find((t) => t >= safetyMs);
   return {
@@ -222,11 +254,16 @@ export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftS
       committed: checker.appliedIndexMax,
       linearizability,
       recoveryMs: recovery === undefined ? undefined : recovery - safetyMs,
+      hostile: actor === undefined || hostileModel === undefined
+        ? undefined
+        : { model: hostileModel, ...actor.counts },
+      rejected: Object.fromEntries(checker.rejectedByReason),
     },
     simulatedMs: scheduler.nowMs,
     events: scheduler.eventsRun,
     drawn: {
       ...plan, network: network.currentFaults, mutant: mutant ?? 'none',
+      ...(hostileModel === undefined ? {} : { hostileModel }),
       electionTimeoutMsMax: tuning.electionTimeoutMsMax,
       entriesPerMessageMax: tuning.entriesPerMessageMax, inflightMessagesMax: tuning.inflightMessagesMax,
       ...(snapshotsOn ? {
@@ -235,6 +272,49 @@ export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftS
       } : {}),
     },
   };
+}
+
+/** The --hostile model of a seed, or undefined without --hostile. */
+function hostileModelOf(seed: number, options: ScenarioOptions): HostileModel | undefined {
+  if (options['hostile'] !== true) return undefined;
+  const model = options['hostile-model'];
+  if (model === 'authenticated' || model === 'unauthenticated') return model;
+  return seed % 2 === 0 ? 'authenticated' : 'unauthenticated';
+}
+
+/**
+ * The forger acts through the safety phase: every few ms on average (drawn per seed), with
+ * floods of 50 frames at once now and then. Its prng forks come last, so runs without
+ * --hostile draw exactly what they drew before.
+ */
+function startHostileActor(model: HostileModel, prng: Prng, nemesis: Nemesis,
+  network: SimNetwork<RaftMessage>, hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProcess>>,
+  tuning: RaftTuning): RaftHostileActor {
+  const actor = new RaftHostileActor(prng.fork(), network, {
+    model,
+    members: [...hosts.keys()],
+    view: (id) => {
+      const runtime = hosts.get(id)?.process?.runtime;
+      return runtime === undefined
+        ? undefined
+        : { status: runtime.status(), termAt: (index) => runtime.node.termAt(index) };
+    },
+    snapshotBytesMax: tuning.snapshotBytesMax,
+  });
+  const hostilePrng = prng.fork();
+  nemesis.startHostile(actor, {
+    actIntervalMsMean: 2 + 30 * (hostilePrng.nextUint32() / 2 ** 32),
+    burstRate: 0.02,
+    burstActs: 50,
+  }, hostilePrng);
+  return actor;
+}
+
+function formatCounts(
+  counts: ReadonlyMap<string, number> | Readonly<Record<string, number>>,
+): string {
+  const entries = counts instanceof Map ? [...counts] : Object.entries(counts);
+  return entries.length === 0 ? 'none' : entries.map(([k, n]) => `${k}=${n}`).join(', ');
 }
 
 /** The fault nemesis acts on every host (spares included). */
@@ -295,9 +375,12 @@ function createHosts(setup: HostsSetup): Map<NodeId, SimHost<RaftMessage, RaftPr
   const { scheduler, network, prng, ids, spares, tuning } = setup;
   const hosts = new Map<NodeId, SimHost<RaftMessage, RaftProcess>>();
   for (const id of [...ids, ...spares]) {
+    // Every machine of the run is a known peer (the operator's list): a spare added by a leader
+    // it has no config entry for still hears it.
+    const knownPeers = [...ids, ...spares];
     const config: RaftConfig = spares.includes(id)
-      ? { ...tuning, id, voters: ids, learners: [id] }
-      : { ...tuning, id, voters: ids };
+      ? { ...tuning, id, voters: ids, learners: [id], knownPeers }
+      : { ...tuning, id, voters: ids, knownPeers };
     hosts.set(id, new SimHost<RaftMessage, RaftProcess>(id, scheduler, network, prng.fork(), {
       clock: { driftRate: 0, monotonicOffsetMs: prng.nextUint32() % 100_000, wallOffsetMs: 0 },
       storage: { syncLatencyMs: 0.1 + 0.9 * (prng.nextUint32() / 2 ** 32), unsyncedSurvivalRate: 0.5 },
@@ -334,12 +417,17 @@ export function startProcess(context: HostContext<RaftMessage>, config: RaftConf
     stateMachine: {
       apply: (entry) => {
         checker.onApply(context.id, entry);
+        checker.onStateMachineInput(context.id, `entry ${entry.index}`, entry.data);
         return stateMachine.apply(entry);
       },
       snapshot: () => stateMachine.snapshot(),
-      restore: (data) => stateMachine.restore(data),
+      restore: (data) => {
+        checker.onStateMachineInput(context.id, 'snapshot', data);
+        stateMachine.restore(data);
+      },
     },
     onEvent: (event) => {
+      checker.onRaftEvent(context.id, event);
       if (event.kind === 'role-changed' && event.to === 'leader') {
         checker.onLeader(context.id, event.term, (index) => runtime!.node.entry(index),
           runtime!.node.status().compactedIndex);
@@ -501,13 +589,56 @@ function summarizeRaft(results: readonly SeedResult<RaftFigures>[]): SummaryRepo
         'installed from a leader']),
     `linearizability: ${results.length - unknownChecks} histories checked ok or illegal, ${unknownChecks} unknown (budget)`,
     `after the heal, first commit within ${formatNumber(Math.max(0, ...recoveries), 0)} ms at worst`,
+    ...hostileLines(results),
   ];
   return {
     lines,
     data: {
       ok: sum((f) => f.ok), failed: sum((f) => f.failed), unknown: sum((f) => f.unknown),
       elections: sum((f) => f.elections), crashes: sum((f) => f.crashes), unknownChecks,
+      rejected: rejectedTotals(results),
+      ...hostileData(results),
     },
     violations: [],
   };
+}
+
+function rejectedTotals(results: readonly SeedResult<RaftFigures>[]): Record<string, number> {
+  const totals: Record<string, number> = {};
+  for (const r of results) {
+    for (const [reason, n] of Object.entries(r.figures.rejected)) {
+      totals[reason] = (totals[reason] ?? 0) + n;
+    }
+  }
+  return Object.fromEntries(Object.entries(totals).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+function hostileData(results: readonly SeedResult<RaftFigures>[]): Record<string, unknown> {
+  const hostile = results.map((r) => r.figures.hostile).filter((h) => h !== undefined);
+  if (hostile.length === 0) return {};
+  const sum = (f: (h: HostileCounts) => number): number => hostile.reduce((s, h) => s + f(h), 0);
+  return {
+    hostile: {
+      seedsAuthenticated: hostile.filter((h) => h.model === 'authenticated').length,
+      seedsUnauthenticated: hostile.filter((h) => h.model === 'unauthenticated').length,
+      asSelf: sum((h) => h.asSelf), spoofed: sum((h) => h.spoofed),
+      malformed: sum((h) => h.malformed),
+    },
+  };
+}
+
+/** With --hostile: what the forger sent, and what the cores rejected, by reason. */
+function hostileLines(results: readonly SeedResult<RaftFigures>[]): string[] {
+  const data = hostileData(results)['hostile'] as
+    | { seedsAuthenticated: number; seedsUnauthenticated: number; asSelf: number; spoofed: number;
+      malformed: number }
+    | undefined;
+  if (data === undefined) return [];
+  return [
+    `hostile: ${data.seedsAuthenticated} seeds authenticated, ` +
+      `${data.seedsUnauthenticated} unauthenticated; ` +
+      `forged frames: ${data.asSelf} as evil, ${data.spoofed} under member ids, ` +
+      `${data.malformed} malformed (refused by the validator)`,
+    `rejected by the cores: ${formatCounts(rejectedTotals(results))}`,
+  ];
 }

@@ -1,0 +1,64 @@
+/**
+ * A client workload for real-process tests: closed-loop writers and readers on a few keys over
+ * the HTTP API; every call goes into a history for the linearizability checker.
+ */
+import assert from 'node:assert/strict';
+import { checkLinearizable, formatIllegalReport } from '../../src/sim/checkers/linearizability.js';
+import { HistoryRecorder } from '../../src/sim/checkers/history.js';
+import { kvModel, type KvInput, type KvOutput } from '../../src/sim/checkers/kv-model.js';
+import { call } from './kv-http.js';
+import type { RealCluster } from './real-cluster.js';
+
+/** Closed-loop writers and readers on a few keys; every call goes into the history. */
+export class KvWorkload {
+  readonly history = new HistoryRecorder<KvInput, KvOutput>();
+  readonly acked: { key: string; value: string; atMs: number }[] = [];
+  private running = true;
+  private sequence = 0;
+  readonly loops: Promise<void>[] = [];
+
+  constructor(private readonly cluster: RealCluster, private readonly timeoutMs: number) {}
+
+  start(clients: number): void {
+    for (let c = 0; c < clients; c++) this.loops.push(this.loop(`client-${c}`, c));
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.loops);
+  }
+
+  private async loop(clientId: string, index: number): Promise<void> {
+    let target = index % this.cluster.members.length;
+    while (this.running) {
+      const endpoint = this.cluster.endpoints[target]!;
+      const key = `k${this.sequence % 3}`;
+      const sequence = ++this.sequence;
+      const value = `${clientId}-${sequence}`;
+      const input: KvInput = sequence % 3 === 0 ? { kind: 'get', key } : { kind: 'put', key, value };
+      const id = this.history.invoke(clientId, input, performance.now());
+      const outcome = input.kind === 'get'
+        ? await call(endpoint, '/v1/kv/range', { key, clientId: `${clientId}-r`, sequence }, this.timeoutMs)
+        : await call(endpoint, '/v1/kv/put', { key, value, clientId, sequence }, this.timeoutMs);
+      const now = performance.now();
+      if (outcome.kind === 'ok') {
+        const kvs = (outcome.body['kvs'] as { value: string }[] | undefined) ?? [];
+        this.history.complete(id, input.kind === 'get' ? { value: kvs[0]?.value } : {}, now);
+        if (input.kind === 'put') this.acked.push({ key, value, atMs: now });
+      } else if (outcome.kind === 'failed') {
+        this.history.fail(id, now);
+        target = (target + 1) % this.cluster.members.length;
+      } else {
+        this.history.unknown(id);
+        target = (target + 1) % this.cluster.members.length;
+      }
+    }
+  }
+
+  /** Fails on an illegal history; returns the verdict (`ok`, or `unknown` past the budget). */
+  checkLinearizable(): string {
+    const result = checkLinearizable(kvModel, this.history.operations());
+    assert.notEqual(result.result, 'illegal', formatIllegalReport(result));
+    return result.result;
+  }
+}
