@@ -35,8 +35,9 @@ import type { Random } from '../../core/random.js';
 import type {
   MembershipChange, MembershipChangeResult, RaftConfig, RaftEvent, RaftMessage, RaftStatus, Ready,
 } from '../../core/raft/index.js';
-import { RaftNode } from '../../core/raft/index.js';
+import { checkRaftDurableState, RaftNode } from '../../core/raft/index.js';
 import type { Entry, Snapshot } from '../../core/raft/types.js';
+import { CoordError } from '../../errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Timer, TimerHandle } from '../../ports/timer.js';
 import type { Transport } from '../../ports/transport.js';
@@ -162,6 +163,13 @@ export class RaftRuntime<R> {
     const { stateMachine, storage } = c;
     const canSnapshot = stateMachine.snapshot !== undefined && stateMachine.restore !== undefined;
     this.snapshots = canSnapshot && canStoreSnapshots(storage) ? storage : undefined;
+    // Disk is input too: a state the core cannot run from is refused with the reasons, before
+    // anything is restored (for example a term above TERM_MAX written by an older version).
+    const stateProblems = checkRaftDurableState(storage.recovered);
+    if (stateProblems.length > 0) {
+      throw new CoordError('CONCLAVE_STORAGE_CORRUPT',
+        `the recovered Raft state is unusable: ${stateProblems.join('; ')}`);
+    }
     const recovered = storage.recovered as { readonly snapshot?: Snapshot };
     if (recovered.snapshot !== undefined) {
       assert(stateMachine.restore !== undefined,
