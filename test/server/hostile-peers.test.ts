@@ -11,6 +11,8 @@
  * Method: real processes and sockets; every wait is a condition with a deadline.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { encodeKvCommand } from '../../src/core/kv/codec.js';
 import { call } from '../support/kv-http.js';
@@ -92,12 +94,17 @@ class Injector {
   readonly evilTargets = new Set<RealMember>();
   sent = 0;
 
-  constructor(private readonly cluster: RealCluster) {}
+  /** The members' cluster secret: the injector holds it, as a local attacker who read it would. */
+  private readonly secret: Buffer;
+
+  constructor(private readonly cluster: RealCluster) {
+    this.secret = Buffer.from(readFileSync(join(cluster.dataDir, 'peer-secret'), 'utf8').trim());
+  }
 
   /** Opens a connection to `target` as `from`, sends `frames`, closes. */
   async send(target: RealMember, from: string, frames: readonly unknown[]): Promise<void> {
     const connection: PeerConnection = await openPeerConnection(target.peerPort,
-      { from, to: target.name, clusterName: CLUSTER_NAME });
+      { from, to: target.name, clusterName: CLUSTER_NAME, secret: this.secret });
     if (connection.kind === 'refused') {
       this.refused.push(`${from}>${target.name}: ${connection.reason}`);
       return;
@@ -243,8 +250,9 @@ describe('server: hostile peers', { skip: SKIP }, () => {
       `rejected: ${[...totals].map(([r, n]) => `${r}=${n}`).join(' ')}`);
     assert.ok((totals.get('malformed') ?? 0) >= 2, 'malformed frames were not counted');
     const spoofedAccepted = injector.refused.length === 0;
-    // Once peers authenticate (h/peer-auth), hellos claiming a member's id are refused: then
-    // only what `evil` sent reaches the cores.
+    // The cluster secret proves "holds the secret", not an id, so claims of members' ids get
+    // through here; with mutual TLS they are refused (claim-mismatch), and then only what
+    // `evil` sent reaches the cores.
     const expected = ['unknown-sender', 'malformed', ...(spoofedAccepted ? ['second-leader',
       'commit-beyond-log', 'below-commit', 'ack-beyond-sent', 'unexpected-grant',
       'term-out-of-range'] : [])];
