@@ -47,6 +47,15 @@ export class ServerMetrics {
   readonly peerRoundTrip = new Histogram();
   /** Peer messages the Raft core rejected, by reason; every reason listed from the start. */
   readonly peerMessagesRejected = new Map<string, number>(REJECTION_REASONS.map((r) => [r, 0]));
+  /** Snapshots taken, saved (durable) and installed from the leader. */
+  readonly snapshotsByKind = new Map<string, number>();
+  /** Size of the latest snapshot taken or installed. Unit: bytes. */
+  snapshotBytes = 0;
+
+  countSnapshot(kind: string, sizeBytes: number): void {
+    this.snapshotsByKind.set(kind, (this.snapshotsByKind.get(kind) ?? 0) + 1);
+    this.snapshotBytes = sizeBytes;
+  }
 
   countElection(reason: string): void {
     this.electionsByReason.set(reason, (this.electionsByReason.get(reason) ?? 0) + 1);
@@ -92,6 +101,14 @@ export class ServerMetrics {
     }
     lines.push(`conclave_peer_messages_rejected_total{reason="${MALFORMED_REASON}"} ` +
       `${malformedPeerMessages}`);
+    lines.push('# HELP conclave_snapshots_total Snapshots taken, saved and installed, by kind.',
+      '# TYPE conclave_snapshots_total counter');
+    for (const [kind, n] of this.snapshotsByKind) {
+      lines.push(`conclave_snapshots_total{kind="${kind}"} ${n}`);
+    }
+    gauge('conclave_snapshot_bytes', 'Size of the latest snapshot taken or installed.',
+      this.snapshotBytes);
+    gauge('conclave_snapshot_index', 'Log index of the newest snapshot.', status.snapshotIndex);
     lines.push(...this.walSync.render('conclave_wal_sync_seconds', 'Write-ahead log sync (fdatasync) latency.'));
     lines.push(...this.peerRoundTrip.render('conclave_peer_round_trip_seconds', 'Heartbeat round trip to peers.'));
     return `${lines.join('\n')}\n`;

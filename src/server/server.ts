@@ -22,6 +22,7 @@ import type { Logger } from '../ports/logger.js';
 import { LEASE_DEFAULTS } from '../runtime/lease/index.js';
 import { ConsistentCore } from '../runtime/core/consistent-core.js';
 import { RejectionLog } from '../runtime/raft/rejection-log.js';
+import { RAFT_RUNTIME_DEFAULTS } from '../runtime/raft/index.js';
 import { createHttpApi } from './http-api.js';
 import { LeaseStreamHub } from './lease-stream.js';
 import { ServerMetrics } from './metrics.js';
@@ -86,10 +87,14 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     // Keep-alives arriving a few at a time share one heartbeat round (docs/leases.md, rule 1).
     lease: { ...LEASE_DEFAULTS, checkpointIntervalMs: Math.max(LEASE_DEFAULTS.checkpointIntervalMs,
       config.heartbeatMs), keepAliveLingerMs: config.heartbeatMs },
+    raftRuntime: { ...RAFT_RUNTIME_DEFAULTS, snapshotEntries: config.snapshotCount,
+      snapshotCatchUpEntries: config.snapshotCatchUpEntries },
   }, {
     clock, timer: clock, random, logger: logger.child({ component: 'raft' }),
     transport: measurePeerRoundTrips(transport, clock, (_peer, ms) => metrics.peerRoundTrip.observe(ms / 1000)),
     storage: new FileStorage(join(config.dataDir, 'wal')),
+    snapshotStorage: new FileStorage(join(config.dataDir, 'snap')),
+    onSnapshot: (event) => metrics.countSnapshot(event.kind, event.sizeBytes),
     onApplied: () => watches?.notify(),
     onRaftEvent: (event) => {
       if (event.kind === 'message-rejected') {
@@ -175,6 +180,7 @@ function statusOf(core: ConsistentCore, config: ServerConfig, clientUrlOf: (id: 
   return {
     id: status.id, role: status.role, term: status.term, leaderId: status.leaderId ?? null,
     commitIndex: status.commitIndex, appliedIndex: status.appliedIndex, lastIndex: status.lastIndex,
+    snapshotIndex: status.snapshotIndex,
     revision: core.store.revision, leases: core.store.leaseCount,
     members: [...config.cluster].map(([id, peer]) => ({
       id, peerUrl: `${peerScheme(config)}://${formatPeerAddress(peer)}`, clientUrl: clientUrlOf(id) ?? null,

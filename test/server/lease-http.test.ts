@@ -16,7 +16,7 @@ import { parsePeerAddress, type PeerAddress } from '../../src/adapters/peer-addr
 import { nodeId, type NodeId } from '../../src/core/ids.js';
 import { SILENT_LOGGER } from '../../src/ports/logger.js';
 import { startServer, type RunningServer } from '../../src/server/server.js';
-import type { ServerConfig } from '../../src/server/server-config.js';
+import { SERVER_DEFAULTS, type ServerConfig } from '../../src/server/server-config.js';
 import { waitFor } from '../support/real-cluster.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'conclave-lease-http-'));
@@ -74,7 +74,9 @@ describe('server: lease endpoints', () => {
         peerAddress: peers.get(name) as PeerAddress,
         clientAddress: clients.get(name) as PeerAddress,
         cluster: peers, clientAddresses: clients, heartbeatMs: 30, electionTimeoutMs: 300,
-        insecure: false, clusterName: 'lease-http-test', peerSecretFile: join(dir, 'peer-secret') };
+        insecure: false, clusterName: 'lease-http-test', peerSecretFile: join(dir, 'peer-secret'),
+        snapshotCount: SERVER_DEFAULTS.snapshotCount,
+        snapshotCatchUpEntries: SERVER_DEFAULTS.snapshotCatchUpEntries };
       servers.push(await startServer(config, SILENT_LOGGER));
     }
   });

@@ -34,6 +34,8 @@ export interface RealClusterOptions {
   readonly nodes: number;
   readonly heartbeatMs: number;
   readonly electionTimeoutMs: number;
+  /** More `conclave server` flags, given to every member (e.g. `--snapshot-count 100`). */
+  readonly serverArgs?: readonly string[];
 }
 
 export class RealCluster {
@@ -76,7 +78,8 @@ export class RealCluster {
       '--cluster', cluster, '--client-urls', clientUrls, '--heartbeat-ms', String(this.options.heartbeatMs),
       '--election-timeout-ms', String(this.options.electionTimeoutMs), '--log-level', 'warn',
       // One cluster secret for all (created by the first member to start): peers authenticate.
-      '--peer-secret-file', join(this.dataDir, 'peer-secret')], { stdio: ['ignore', 'ignore', 'pipe'] });
+      '--peer-secret-file', join(this.dataDir, 'peer-secret'),
+      ...(this.options.serverArgs ?? [])], { stdio: ['ignore', 'ignore', 'pipe'] });
     member.stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       member.stderr = (member.stderr + chunk.toString()).slice(-4000);

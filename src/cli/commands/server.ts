@@ -20,7 +20,8 @@ export function serverCommand(io: CliIo): Command {
   return new Command('server')
     .description('run one member of a Conclave consistent core (Raft + key-value store + HTTP API)')
     .requiredOption('--name <name>', 'this member\'s name, one of --cluster')
-    .requiredOption('--data-dir <dir>', 'directory for the write-ahead log (created if missing)')
+    .requiredOption('--data-dir <dir>',
+      'directory for the write-ahead log (DIR/wal) and snapshots (DIR/snap), created if missing')
     .requiredOption('--peer-addr <host:port>', 'where peers reach this member (loopback unless --insecure)')
     .requiredOption('--client-addr <host:port>', 'where clients reach this member over HTTP')
     .requiredOption('--cluster <list>', 'every member\'s peer address: n1=HOST:PORT,n2=HOST:PORT,...')
@@ -40,6 +41,12 @@ export function serverCommand(io: CliIo): Command {
     .option('--client-ca <file>', 'require client certificates signed by this CA (PEM)')
     .option('--insecure', 'allow non-loopback listeners without TLS, and peers without any ' +
       'authentication (docs/security.md)', false)
+    .option('--snapshot-count <entries>', 'snapshot the store every this many applied entries '
+      + 'and drop the log before it (etcd\'s flag; 0: never; docs/operations.md)',
+    integerIn(0, 100_000_000), SERVER_DEFAULTS.snapshotCount)
+    .option('--snapshot-catchup-entries <entries>', 'entries kept in memory below a snapshot, '
+      + 'so a follower that far behind catches up without the whole snapshot',
+    integerIn(0, 100_000_000), SERVER_DEFAULTS.snapshotCatchUpEntries)
     .addOption(new Option('--log-level <level>', 'log level (JSON lines on stderr)').choices(['debug', 'info', 'warn', 'error', 'silent']).default('info'))
     .action(async (opts: Record<string, unknown>) => {
       const config = serverConfigFrom(opts);
@@ -86,6 +93,8 @@ function serverConfigFrom(opts: Record<string, unknown>): ServerConfig {
       : String(opts['peerSecretFile']),
     clientTls: tlsFiles(problems, '--client', opts['clientCert'], opts['clientKey'],
       opts['clientCa'], false),
+    snapshotCount: opts['snapshotCount'] as number,
+    snapshotCatchUpEntries: opts['snapshotCatchupEntries'] as number,
   };
   if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
   return config;

@@ -27,8 +27,10 @@
  *   one new revision, with delete events. The store keeps each lease's TTL, the remaining TTL
  *   of its latest checkpoint and its `renewing` mark; it never reads a clock, expiry is the
  *   leader's (src/runtime/lease). `lease-timing.ts` holds the bound formulas.
- * - Snapshots: `toSnapshot()` / `KvStore.fromSnapshot()` and `encodeKvSnapshot` /
+ * - Snapshots: `toSnapshot()` / `KvStore.fromSnapshot()` / `restore()` and `encodeKvSnapshot` /
  *   `decodeKvSnapshot` carry the whole state, history, client records and leases included.
+ *   `captureSnapshot()` freezes the state cheaply (keys copy-on-write) and `KvSnapshotEncoder`
+ *   encodes it in bounded steps, so a server snapshots a large store between other work.
  *
  * Invariants: the revision never decreases; events are retained in revision order and never
  * split within a revision; a command is applied at most once per (client, sequence) while its
@@ -52,7 +54,9 @@
  * store.eventsSince(2, { key: 'config/', prefix: true }); // the put event, nextRevision 3
  * ```
  */
-export { KvStore, KV_INITIAL_REVISION, isLeaseSystemCommand, kvError } from './kv-store.js';
+export {
+  KvStore, KV_INITIAL_REVISION, isLeaseSystemCommand, kvError, type KvSnapshotCapture,
+} from './kv-store.js';
 export {
   LEASE_KEEPALIVE_FRACTION, leaseEndBoundsMs, leaseHolderDeadlineMs, leaseHolderFraction,
   leaseTtlMsMin, type LeaseTiming,
@@ -81,6 +85,10 @@ export {
   encodeKvSnapshot,
   type KvSnapshot,
 } from './snapshot.js';
+export {
+  KV_SNAPSHOT_FORMAT_SECTIONS_V2, KV_SNAPSHOT_SECTION_BYTES, KvSnapshotEncoder,
+  type KvSnapshotHeader, type KvSnapshotSource,
+} from './snapshot-sections.js';
 export type { KvClientRecord } from './client-table.js';
 export { utf8ByteLength } from './text.js';
 export type * from './types.js';

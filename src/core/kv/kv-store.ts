@@ -14,6 +14,7 @@ import { EventHistory } from './history.js';
 import { KeySpace } from './key-space.js';
 import { LeaseTable } from './lease-table.js';
 import { checkKvSnapshot, KV_SNAPSHOT_FORMAT, type KvSnapshot } from './snapshot.js';
+import { kvSectionBytes, type KvSnapshotSource } from './snapshot-sections.js';
 import { compareKeys } from './text.js';
 import type {
   KeyValue, KvApplyResult, KvClientCommand, KvCommand, KvCompare, KvCompareResult, KvError,
@@ -42,9 +43,14 @@ export function isLeaseSystemCommand(command: KvCommand): command is KvLeaseSyst
   return SYSTEM_KINDS.has(command.kind);
 }
 
+/** A snapshot source that records nothing once released (see `KvStore.captureSnapshot`). */
+export interface KvSnapshotCapture extends KvSnapshotSource {
+  release(): void;
+}
+
 export class KvStore {
   readonly config: KvStoreConfig;
-  private readonly keys = new KeySpace();
+  private keys = new KeySpace();
   private history = new EventHistory();
   private clients = new ClientTable();
   private leaseTable = new LeaseTable();
@@ -60,20 +66,29 @@ export class KvStore {
 
   /** A store holding exactly the state `snapshot` describes (see `decodeKvSnapshot`). */
   static fromSnapshot(snapshot: KvSnapshot, config: KvStoreConfig = KV_STORE_DEFAULTS): KvStore {
+    const store = new KvStore(config);
+    store.restore(snapshot);
+    return store;
+  }
+
+  /**
+   * Replaces the whole state with `snapshot`'s (a checked one: see `decodeKvSnapshot`), as
+   * when a replica installs the leader's snapshot. Captures taken before stay as they were.
+   */
+  restore(snapshot: KvSnapshot): void {
     const problems = checkKvSnapshot(snapshot);
     assert(problems.length === 0, () => `unusable kv snapshot: ${problems.join('; ')}`);
-    const store = new KvStore(config);
-    for (const kv of snapshot.kvs) store.keys.set(kv);
-    store.history = new EventHistory(snapshot.compactRevision, snapshot.events);
-    store.clients = new ClientTable(snapshot.clients);
-    store.leaseTable = new LeaseTable(snapshot.leases);
+    this.keys = new KeySpace();
+    this.keys.loadSorted(snapshot.kvs);
+    this.history = new EventHistory(snapshot.compactRevision, snapshot.events);
+    this.clients = new ClientTable(snapshot.clients);
+    this.leaseTable = new LeaseTable(snapshot.leases);
     for (const kv of snapshot.kvs) {
-      if (kv.lease !== undefined) store.leaseTable.attach(kv.lease, kv.key);
+      if (kv.lease !== undefined) this.leaseTable.attach(kv.lease, kv.key);
     }
-    store.revisionValue = snapshot.revision;
-    store.appliedIndexValue = snapshot.appliedIndex;
-    store.logTimeMsValue = snapshot.logTimeMs;
-    return store;
+    this.revisionValue = snapshot.revision;
+    this.appliedIndexValue = snapshot.appliedIndex;
+    this.logTimeMsValue = snapshot.logTimeMs;
   }
 
   /** The store's revision: 1 when empty, +1 for each command that changed a key. */
@@ -238,6 +253,26 @@ export class KvStore {
       events: this.history.toArray(),
       clients: this.clients.toArray(),
       leases: this.leaseTable.all(),
+    };
+  }
+
+  /**
+   * The whole state as of now, to encode in steps (`KvSnapshotEncoder`) while this store goes
+   * on applying: the keys are captured copy-on-write (KeySpace.capture), the history, client
+   * records and leases copied (their own bounds keep them small). Release it when done.
+   */
+  captureSnapshot(): KvSnapshotCapture {
+    const keys = this.keys.capture();
+    return {
+      header: { format: KV_SNAPSHOT_FORMAT, appliedIndex: this.appliedIndexValue,
+        revision: this.revisionValue, compactRevision: this.history.compactRevision,
+        logTimeMs: this.logTimeMsValue },
+      keyCount: keys.size,
+      nextKeys: (bytesTarget) => keys.next(bytesTarget, kvSectionBytes),
+      events: this.history.toArray(),
+      clients: this.clients.toArray(),
+      leases: this.leaseTable.all(),
+      release: () => keys.release(),
     };
   }
 

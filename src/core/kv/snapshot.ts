@@ -1,6 +1,9 @@
 /**
- * The store's whole state as plain data, and its bytes: a version byte
- * (`KV_SNAPSHOT_FORMAT_JSON_V1` = 1) then UTF-8 JSON, as for commands (see codec.ts). A snapshot
+ * The store's whole state as plain data, and its bytes. Two byte formats, told apart by the
+ * first byte: `KV_SNAPSHOT_FORMAT_JSON_V1` (1: UTF-8 JSON of the whole object, as for commands,
+ * see codec.ts), which this version still reads, and `KV_SNAPSHOT_FORMAT_SECTIONS_V2` (2: the
+ * state in bounded sections, snapshot-sections.ts), which it writes, so that a large store is
+ * encoded a piece at a time (`KvSnapshotEncoder`) without stalling the event loop. A snapshot
  * holds the live keys, the retained history (so watchers keep resuming across a restore), the
  * idempotent receiver's records (so retries stay at-most-once across a restore) and the leases
  * (which keys belong to which lease is on each key-value). A snapshot without `leases` (written
@@ -12,11 +15,15 @@
  */
 import type { KvClientRecord } from './client-table.js';
 import type { KvDecodeError } from './codec.js';
+import {
+  decodeSections, KV_SNAPSHOT_FORMAT_SECTIONS_V2, KvSnapshotEncoder, listSource,
+} from './snapshot-sections.js';
+import { snapshotShapeProblem } from './snapshot-shape.js';
 import type { KeyValue, KvEvent, KvLease } from './types.js';
 
 /** The `format` field of snapshots built by this version. */
 export const KV_SNAPSHOT_FORMAT = 1;
-/** The first byte of an encoded snapshot. */
+/** The first byte of a snapshot in byte format 1 (read, no longer written). */
 export const KV_SNAPSHOT_FORMAT_JSON_V1 = 1;
 
 export interface KvSnapshot {
@@ -37,19 +44,33 @@ export interface KvSnapshot {
   readonly leases: readonly KvLease[];
 }
 
-const encoder = new TextEncoder();
 const fatalDecoder = new TextDecoder('utf-8', { fatal: true });
 
+/** The snapshot's bytes (format 2) at once. Large stores: `KvSnapshotEncoder`, in steps. */
 export function encodeKvSnapshot(snapshot: KvSnapshot): Uint8Array {
-  const json = encoder.encode(JSON.stringify(snapshot));
-  const bytes = new Uint8Array(json.length + 1);
-  bytes[0] = KV_SNAPSHOT_FORMAT_JSON_V1;
-  bytes.set(json, 1);
-  return bytes;
+  const { format, appliedIndex, revision, compactRevision, logTimeMs } = snapshot;
+  return new KvSnapshotEncoder(listSource({ format, appliedIndex, revision, compactRevision,
+    logTimeMs }, snapshot)).finish();
 }
 
-/** The snapshot in `bytes`, or why it is unusable. Never throws. */
+/** The snapshot in `bytes` (either format), or why it is unusable. Never throws. */
 export function decodeKvSnapshot(bytes: Uint8Array): KvSnapshot | KvDecodeError {
+  const parsed = bytes[0] === KV_SNAPSHOT_FORMAT_SECTIONS_V2 ? decodeSectioned(bytes)
+    : decodeJson(bytes);
+  if ('kind' in parsed) return parsed;
+  const problems = checkKvSnapshot(parsed);
+  if (problems.length > 0) return { kind: 'decode-error', reason: problems.join('; ') };
+  return parsed;
+}
+
+function decodeSectioned(bytes: Uint8Array): KvSnapshot | KvDecodeError {
+  const sections = decodeSections(bytes);
+  if ('kind' in sections) return sections;
+  const { header, kvs, events, clients, leases } = sections;
+  return { ...header, kvs, events, clients, leases };
+}
+
+function decodeJson(bytes: Uint8Array): KvSnapshot | KvDecodeError {
   if (bytes.length === 0 || bytes[0] !== KV_SNAPSHOT_FORMAT_JSON_V1) {
     return { kind: 'decode-error', reason: `unknown snapshot format ${bytes[0]}` };
   }
@@ -61,10 +82,7 @@ export function decodeKvSnapshot(bytes: Uint8Array): KvSnapshot | KvDecodeError 
   }
   const shape = snapshotShapeProblem(parsed);
   if (shape !== undefined) return { kind: 'decode-error', reason: shape };
-  const snapshot = { leases: [], ...(parsed as object) } as unknown as KvSnapshot;
-  const problems = checkKvSnapshot(snapshot);
-  if (problems.length > 0) return { kind: 'decode-error', reason: problems.join('; ') };
-  return snapshot;
+  return { leases: [], ...(parsed as object) } as unknown as KvSnapshot;
 }
 
 /** The invariants a store relies on that `snapshot` breaks; empty when usable. */
@@ -118,61 +136,4 @@ export function checkKvSnapshot(snapshot: KvSnapshot): string[] {
     }
   });
   return problems;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Shape checks of parsed JSON (types only; `checkKvSnapshot` checks the relations).
-
-type Fields = Readonly<Record<string, unknown>>;
-
-const isObject = (value: unknown): value is Fields =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-const isCount = (value: unknown): value is number =>
-  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-
-function isKeyValue(value: unknown): value is KeyValue {
-  return isObject(value) && typeof value['key'] === 'string' && typeof value['value'] === 'string'
-    && isCount(value['createRevision']) && isCount(value['modRevision'])
-    && isCount(value['version']) && (value['lease'] === undefined || isCount(value['lease']));
-}
-
-function isLease(value: unknown): value is KvLease {
-  return isObject(value) && isCount(value['id']) && isCount(value['ttlMs'])
-    && isCount(value['remainingMs']) && typeof value['renewing'] === 'boolean'
-    && isCount(value['renewals']);
-}
-
-function isEvent(value: unknown): value is KvEvent {
-  return isObject(value) && (value['type'] === 'put' || value['type'] === 'delete')
-    && isKeyValue(value['kv']) && (value['prevKv'] === undefined || isKeyValue(value['prevKv']));
-}
-
-const RESULT_KINDS: readonly unknown[] = ['put', 'delete', 'txn', 'compact', 'lease-grant',
-  'lease-revoke', 'error'];
-
-function isClientRecord(value: unknown): value is KvClientRecord {
-  // The saved result is only handed back to a retrying client, so its kind is checked, not
-  // every field: a damaged one cannot hurt the replica.
-  return isObject(value) && typeof value['clientId'] === 'string'
-    && isCount(value['sequence']) && isCount(value['appliedAtMs'])
-    && isObject(value['result']) && RESULT_KINDS.includes(value['result']['kind']);
-}
-
-function snapshotShapeProblem(value: unknown): string | undefined {
-  if (!isObject(value)) return 'snapshot must be an object';
-  for (const field of ['format', 'appliedIndex', 'revision', 'compactRevision', 'logTimeMs']) {
-    if (!isCount(value[field])) return `snapshot.${field} must be an integer >= 0`;
-  }
-  const lists = [['kvs', isKeyValue], ['events', isEvent], ['clients', isClientRecord],
-    ['leases', isLease]] as const;
-  for (const [field, check] of lists) {
-    // Older snapshots have no leases: none.
-    if (field === 'leases' && value[field] === undefined) continue;
-    const list = value[field];
-    if (!Array.isArray(list)) return `snapshot.${field} must be an array`;
-    const bad = list.findIndex((item) => !check(item));
-    if (bad >= 0) return `snapshot.${field}[${bad}] is malformed`;
-  }
-  return undefined;
 }

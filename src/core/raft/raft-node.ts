@@ -617,8 +617,10 @@ export class RaftNode {
    * Records a snapshot the state machine took after applying the log up to `index` (Raft §7);
    * returns it, with its term and membership, for the runtime to persist. From now on it is what
    * followers that lag behind the log get. The log is not compacted until `compact`.
+   * `checksum`: the CRC-32C of `data` when the caller computed it already (in slices, so a large
+   * snapshot does not stall the event loop); computed here otherwise.
    */
-  createSnapshot(index: LogIndex, data: Uint8Array): Snapshot {
+  createSnapshot(index: LogIndex, data: Uint8Array, checksum?: number): Snapshot {
     assert(index <= this.appliedIndex,
       () => `snapshot at ${index} past the applied index ${this.appliedIndex}`);
     assert(index > (this.snapshot?.meta.index ?? 0),
@@ -626,7 +628,7 @@ export class RaftNode {
     const term = this.log.term(index);
     assert(term !== undefined, () => `snapshot at ${index}: the log no longer holds its term`);
     const snapshot: Snapshot = { meta: { index, term, membership: this.membershipAt(index) }, data };
-    this.setSnapshot(snapshot);
+    this.setSnapshot(snapshot, checksum);
     return snapshot;
   }
 
@@ -1200,9 +1202,9 @@ export class RaftNode {
   // ---------------------------------------------------------------------------------------
   // Snapshots (Raft §7): InstallSnapshot in chunks, resumable, checksummed
 
-  private setSnapshot(snapshot: Snapshot | undefined): void {
+  private setSnapshot(snapshot: Snapshot | undefined, checksum?: number): void {
     this.snapshot = snapshot;
-    this.snapshotChecksum = snapshot === undefined ? 0 : crc32c(snapshot.data);
+    this.snapshotChecksum = snapshot === undefined ? 0 : checksum ?? crc32c(snapshot.data);
   }
 
   /** One chunk from where the follower asked; the next waits for its answer. */

@@ -35,7 +35,13 @@ import type { Logger } from '../../ports/logger.js';
 import type { Storage } from '../../ports/storage.js';
 import type { Timer } from '../../ports/timer.js';
 import type { Transport } from '../../ports/transport.js';
-import { RaftRuntime, type ProposalOutcome } from '../raft/raft-runtime.js';
+import {
+  RaftRuntime, type ProposalOutcome, type SnapshotEvent,
+} from '../raft/raft-runtime.js';
+import {
+  RAFT_RUNTIME_DEFAULTS, validateRaftRuntimeConfig, type RaftRuntimeConfig,
+} from '../raft/runtime-config.js';
+import { kvSnapshotSteps, restoreKvSnapshot } from './kv-snapshots.js';
 import { openWal, WAL_DEFAULTS, type WalConfig } from '../wal/index.js';
 import { ConfigInvalidError, CoordError } from '../../errors.js';
 import { formatConfigProblems } from '../../core/config.js';
@@ -48,6 +54,11 @@ export interface ConsistentCoreOptions {
   readonly wal?: WalConfig;
   /** Default: LEASE_DEFAULTS. Checked against `raft` (ConfigInvalidError lists every rule). */
   readonly lease?: LeaseConfig;
+  /**
+   * Snapshots and log compaction (`snapshotEntries` is `conclave server --snapshot-count`).
+   * Default: RAFT_RUNTIME_DEFAULTS (a snapshot every 10 000 entries).
+   */
+  readonly raftRuntime?: RaftRuntimeConfig;
 }
 
 export interface ConsistentCoreComponents {
@@ -56,6 +67,8 @@ export interface ConsistentCoreComponents {
   readonly transport: Transport<RaftMessage>;
   /** The WAL directory. */
   readonly storage: Storage;
+  /** The snapshot directory. Default: `storage` (the server uses `<data-dir>/snap`). */
+  readonly snapshotStorage?: Storage;
   readonly random: Random;
   readonly logger: Logger;
   /** Called after every applied entry (watches pull the new events). */
@@ -66,6 +79,8 @@ export interface ConsistentCoreComponents {
   readonly onWalSync?: (durationMs: number) => void;
   /** Every proposal's outcome (applied, failed, unknown), for metrics. */
   readonly onProposal?: (outcome: 'applied' | 'failed' | 'unknown') => void;
+  /** Snapshots taken, saved and installed (logs, metrics). */
+  readonly onSnapshot?: (event: SnapshotEvent) => void;
   readonly onFatal?: (error: Error) => void;
 }
 
@@ -125,10 +140,13 @@ export class ConsistentCore {
    * ends any other way, so this holds at most the proposals in flight.
    */
   private readonly proposedCommands = new Map<Uint8Array, KvCommand>();
+  private stopped = false;
 
   private constructor(private readonly options: ConsistentCoreOptions, private readonly c: ConsistentCoreComponents) {
     const leaseConfig = options.lease ?? LEASE_DEFAULTS;
-    const leaseProblems = validateLeaseConfig(leaseConfig, options.raft);
+    const runtimeConfig = options.raftRuntime ?? RAFT_RUNTIME_DEFAULTS;
+    const leaseProblems = [...validateLeaseConfig(leaseConfig, options.raft),
+      ...validateRaftRuntimeConfig(runtimeConfig)];
     if (leaseProblems.length > 0) throw new ConfigInvalidError(formatConfigProblems(leaseProblems));
     this.leaseTiming = leaseTimingOf(leaseConfig, options.raft);
     this.store = new KvStore(options.kv);
@@ -137,7 +155,13 @@ export class ConsistentCore {
       propose: (command, done) => this.proposeLeaseCommand(command, done),
       confirmLeadership: (done) => this.runtime.read((outcome) => done(outcome.kind === 'ready')),
     });
-    const opened = openWal(c.storage, options.wal ?? WAL_DEFAULTS);
+    const opened = openWal(c.storage, options.wal ?? WAL_DEFAULTS, {
+      ...(c.snapshotStorage === undefined ? {} : { snapshotStorage: c.snapshotStorage }),
+      // Snapshot files are written a piece per turn; a stopped core writes no more of them.
+      yieldTurn: (next) => {
+        if (!this.stopped) c.timer.setTimer(runtimeConfig.snapshotStepIntervalMs, next);
+      },
+    });
     if ('error' in opened) {
       throw new CoordError('CONCLAVE_STORAGE_CORRUPT', opened.error.message);
     }
@@ -150,7 +174,11 @@ export class ConsistentCore {
       transport: c.transport,
       storage: observedStorage(opened.wal, c.clock, c.onWalSync, this.arrivals),
       random: c.random,
-      stateMachine: { apply: (entry) => this.apply(entry) },
+      stateMachine: {
+        apply: (entry) => this.apply(entry),
+        beginSnapshot: () => kvSnapshotSteps(this.store),
+        restore: (data) => this.restore(data),
+      },
       onEvent: (event) => {
         // Rejections come in floods: the server logs them rate-limited (RejectionLog).
         if (event.kind !== 'message-rejected') c.logger.info({ event }, `raft: ${event.kind}`);
@@ -165,7 +193,11 @@ export class ConsistentCore {
         c.logger.error({ error: error.message }, 'raft stopped: storage failure');
         c.onFatal?.(error);
       },
-    });
+      onSnapshot: (event) => {
+        c.logger.info({ index: event.index, sizeBytes: event.sizeBytes }, `snapshot ${event.kind}`);
+        c.onSnapshot?.(event);
+      },
+    }, runtimeConfig);
   }
 
   /** Opens the WAL and starts the node. Throws CoordError CONCLAVE_STORAGE_CORRUPT on a damaged log. */
@@ -279,6 +311,7 @@ export class ConsistentCore {
   }
 
   stop(): void {
+    this.stopped = true;
     this.leases.stop();
     this.runtime.stop('server stopping');
     this.proposedCommands.clear();
@@ -290,7 +323,10 @@ export class ConsistentCore {
    */
   shutdown(): Promise<NodeId | undefined> {
     this.leases.stop();
-    return new Promise((resolve) => this.runtime.shutdown((outcome) => resolve(outcome.transferredTo)));
+    return new Promise((resolve) => this.runtime.shutdown((outcome) => {
+      this.stopped = true;
+      resolve(outcome.transferredTo);
+    }));
   }
 
   /** Proposes `bytes`, remembering `command` (their decoded form) until the outcome. */
@@ -303,6 +339,17 @@ export class ConsistentCore {
       this.proposedCommands.delete(bytes);
       done(outcome);
     });
+  }
+
+  /**
+   * The leader's snapshot (or the one recovered at start) replaces the store: the lease tracker
+   * restarts every lease's shadow deadline from now, and watchers pull from the new state.
+   */
+  private restore(data: Uint8Array): void {
+    restoreKvSnapshot(this.store, data);
+    this.arrivals.clear();
+    this.leases.resync();
+    this.c.onApplied?.(this.store.revision);
   }
 
   /** The state machine: the store applies, then the lease tracker learns what changed. */

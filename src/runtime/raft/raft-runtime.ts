@@ -28,7 +28,8 @@
  * before the Ready's committed entries are applied. At start, the recovered snapshot is
  * restored first.
  */
-import { assert } from '../../core/assert.js';
+import { AssertionError, assert } from '../../core/assert.js';
+import { crc32c } from '../../core/checksum.js';
 import { formatConfigProblems } from '../../core/config.js';
 import type { LogIndex, NodeId, Term } from '../../core/ids.js';
 import type { Random } from '../../core/random.js';
@@ -54,12 +55,36 @@ export interface StateMachine<R> {
   apply(entry: Entry): R;
   /**
    * The state after the last applied entry, as bytes (Raft §7 snapshots). Optional: without it
-   * (and `restore`), the log is never compacted.
+   * (or `beginSnapshot`) and `restore`, the log is never compacted.
    */
   snapshot?(): Uint8Array;
-  /** Replaces the whole state with a snapshot's (`snapshot()` of some replica). */
+  /**
+   * A snapshot taken in steps, for states too large to encode in one event-loop turn: captures
+   * the state after the last applied entry now (entries applied later must not change what it
+   * encodes), then yields its bytes over `step()` calls, each a bounded piece of work, which
+   * the runtime makes on separate turns. Used instead of `snapshot` when present.
+   */
+  beginSnapshot?(): SnapshotSteps;
+  /**
+   * Replaces the whole state with a snapshot's (`snapshot()` of some replica). May throw an
+   * Error for data it cannot use (say, a format from a newer version): the node then stops.
+   */
   restore?(data: Uint8Array): void;
 }
+
+/** A snapshot being encoded (`StateMachine.beginSnapshot`). */
+export interface SnapshotSteps {
+  /** Does the next bounded piece of work; returns the snapshot's bytes once they are done. */
+  step(): Uint8Array | undefined;
+  /** The runtime no longer needs it (stopped, or the state was replaced): drop the capture. */
+  cancel(): void;
+}
+
+/**
+ * Bytes checksummed per event-loop turn while a stepped snapshot is finished (CRC-32C runs at
+ * some hundreds of MB/s here: a few milliseconds per turn). Unit: bytes.
+ */
+const SNAPSHOT_CHECKSUM_BYTES_PER_TURN = 1024 * 1024;
 
 /** How a proposal ended, as far as this node can tell. */
 export type ProposalOutcome<R> =
@@ -110,6 +135,22 @@ export interface RaftRuntimeComponents<R> {
   readonly onEvent?: (event: RaftEvent) => void;
   /** Called once if the node stops on a storage failure. */
   readonly onFatal?: (error: Error) => void;
+  /** Observability: a snapshot taken, saved (durable), or installed from the leader. */
+  readonly onSnapshot?: (event: SnapshotEvent) => void;
+}
+
+/** What happened to a snapshot of this node, for logs and metrics. */
+export interface SnapshotEvent {
+  readonly kind: 'taken' | 'saved' | 'installed';
+  readonly index: LogIndex;
+  /** The state machine's bytes. Unit: bytes. */
+  readonly sizeBytes: number;
+}
+
+/** A stepped snapshot under way, and the timer of its next step. */
+interface SnapshotStepsState {
+  readonly steps: SnapshotSteps;
+  timer: TimerHandle | undefined;
 }
 
 /** A Ready the core accepted (applied) whose writes are not known durable yet. */
@@ -149,6 +190,8 @@ export class RaftRuntime<R> {
   /** Set when both the storage and the state machine can snapshot. */
   private readonly snapshots: SnapshotRaftStorage | undefined;
   private snapshotInFlight = false;
+  /** The stepped snapshot being encoded, and the timer of its next step. */
+  private snapshotSteps: SnapshotStepsState | undefined;
   /** `addVoter` calls whose learner is catching up, to promote once it has. */
   private promotions: { node: NodeId; deadlineMs: number; done: (o: MembershipOutcome) => void }[] = [];
 
@@ -161,7 +204,8 @@ export class RaftRuntime<R> {
     assert(problems.length === 0,
       () => `invalid raft runtime config:\n${formatConfigProblems(problems)}`);
     const { stateMachine, storage } = c;
-    const canSnapshot = stateMachine.snapshot !== undefined && stateMachine.restore !== undefined;
+    const canSnapshot = (stateMachine.snapshot !== undefined ||
+      stateMachine.beginSnapshot !== undefined) && stateMachine.restore !== undefined;
     this.snapshots = canSnapshot && canStoreSnapshots(storage) ? storage : undefined;
     // Disk is input too: a state the core cannot run from is refused with the reasons, before
     // anything is restored (for example a term above TERM_MAX written by an older version).
@@ -362,6 +406,7 @@ export class RaftRuntime<R> {
     this.stopped = true;
     this.loopScheduled?.cancel();
     this.tickTimer?.cancel();
+    this.cancelSnapshotSteps();
     for (const [, p] of this.pending) p.done({ kind: 'unknown', reason });
     this.pending.clear();
     this.settleTransfer({ kind: 'failed', reason });
@@ -532,7 +577,7 @@ export class RaftRuntime<R> {
   /** A Ready whose writes are durable, with nothing accepted before it: all of it, now. */
   private finishReady(ready: Ready): void {
     for (const { to, message } of ready.messages) this.c.transport.send(to, message);
-    if (ready.snapshot !== undefined) this.restore(ready.snapshot);
+    if (ready.snapshot !== undefined && !this.restore(ready.snapshot)) return;
     for (const entry of ready.committedEntries) this.apply(entry);
     this.node.advance(ready);
     this.afterApply(ready);
@@ -546,12 +591,21 @@ export class RaftRuntime<R> {
   }
 
   /** The state machine takes the leader's snapshot (Raft §7). */
-  private restore(snapshot: Snapshot): void {
+  private restore(snapshot: Snapshot): boolean {
     const { index } = snapshot.meta;
     assert(index > this.appliedIndex,
       () => `restore of snapshot ${index} at applied index ${this.appliedIndex}`);
-    this.c.stateMachine.restore?.(snapshot.data);
+    // A snapshot of our own being encoded is older than this one: it would be dropped anyway.
+    this.cancelSnapshotSteps();
+    try {
+      this.c.stateMachine.restore?.(snapshot.data);
+    } catch (error) {
+      if (error instanceof AssertionError) throw error;
+      this.fail(error instanceof Error ? error : new Error(String(error)));
+      return false;
+    }
     this.appliedIndex = index;
+    this.c.onSnapshot?.({ kind: 'installed', index, sizeBytes: snapshot.data.length });
     // Our own entries up to there are now inside someone else's snapshot: whether they made it
     // cannot be told from here.
     for (const [at, pending] of this.pending) {
@@ -559,25 +613,85 @@ export class RaftRuntime<R> {
       this.pending.delete(at);
       pending.done({ kind: 'unknown', reason: 'replaced by a snapshot from the leader' });
     }
+    return true;
   }
 
   /**
-   * Every snapshotEntries applied entries: snapshot the state machine, make the snapshot
-   * durable, then drop the log before it (keeping snapshotCatchUpEntries in memory).
+   * Every snapshotEntries applied entries: snapshot the state machine (at once, or in steps on
+   * later turns), make the snapshot durable, then drop the log before it (keeping
+   * snapshotCatchUpEntries in memory).
    */
   private maybeSnapshot(): void {
-    const storage = this.snapshots;
     const every = this.runtimeConfig.snapshotEntries;
-    if (storage === undefined || every === 0 || this.snapshotInFlight) return;
+    if (this.snapshots === undefined || every === 0 || this.snapshotInFlight) return;
     if (this.appliedIndex - this.node.status().snapshotIndex < every) return;
-    const data = this.c.stateMachine.snapshot?.();
-    assert(data !== undefined, 'maybeSnapshot without a state machine snapshot()');
-    const snapshot = this.node.createSnapshot(this.appliedIndex as LogIndex, data);
+    const index = this.appliedIndex as LogIndex;
     this.snapshotInFlight = true;
+    const { stateMachine } = this.c;
+    if (stateMachine.beginSnapshot !== undefined) {
+      this.runSnapshotSteps(index, stateMachine.beginSnapshot());
+      return;
+    }
+    const data = stateMachine.snapshot?.();
+    assert(data !== undefined, 'maybeSnapshot without a state machine snapshot()');
+    this.saveSnapshot(this.node.createSnapshot(index, data));
+  }
+
+  /**
+   * A stepped snapshot at `index`: one step per turn, then its checksum a slice per turn, so
+   * neither stalls the event loop; then it is recorded and saved, unless a snapshot from the
+   * leader replaced the state meanwhile (then it is dropped: it is older).
+   */
+  private runSnapshotSteps(index: LogIndex, steps: SnapshotSteps): void {
+    let data: Uint8Array | undefined;
+    let checksum = 0;
+    let checked = 0;
+    const state: SnapshotStepsState = { steps, timer: undefined };
+    this.snapshotSteps = state;
+    const turn = (): void => {
+      state.timer = undefined;
+      if (this.stopped || this.snapshotSteps !== state) return;
+      if (data === undefined) {
+        data = steps.step();
+      } else {
+        const end = Math.min(data.length, checked + SNAPSHOT_CHECKSUM_BYTES_PER_TURN);
+        checksum = crc32c(data, checked, end, checksum);
+        checked = end;
+      }
+      if (data === undefined || checked < data.length) {
+        state.timer = this.c.timer.setTimer(this.runtimeConfig.snapshotStepIntervalMs, turn);
+        return;
+      }
+      this.snapshotSteps = undefined;
+      if (this.node.status().snapshotIndex >= index) {
+        this.snapshotInFlight = false;
+        return;
+      }
+      this.saveSnapshot(this.node.createSnapshot(index, data, checksum));
+    };
+    state.timer = this.c.timer.setTimer(this.runtimeConfig.snapshotStepIntervalMs, turn);
+  }
+
+  private cancelSnapshotSteps(): void {
+    const state = this.snapshotSteps;
+    if (state === undefined) return;
+    this.snapshotSteps = undefined;
+    state.timer?.cancel();
+    state.steps.cancel();
+    this.snapshotInFlight = false;
+  }
+
+  private saveSnapshot(snapshot: Snapshot): void {
+    const storage = this.snapshots;
+    assert(storage !== undefined, 'saveSnapshot without snapshot storage');
+    this.c.onSnapshot?.({ kind: 'taken', index: snapshot.meta.index,
+      sizeBytes: snapshot.data.length });
     storage.saveSnapshot(snapshot, (error) => {
       this.snapshotInFlight = false;
       if (this.stopped) return;
       if (error !== undefined) return this.fail(error);
+      this.c.onSnapshot?.({ kind: 'saved', index: snapshot.meta.index,
+        sizeBytes: snapshot.data.length });
       const keep = this.runtimeConfig.snapshotCatchUpEntries;
       // Pipelined Readies apply entries before this node's copy is durable (they are durable
       // on a majority): only durable entries leave the log.

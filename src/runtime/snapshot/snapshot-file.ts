@@ -16,7 +16,7 @@
 import { assert } from '../../core/assert.js';
 import { crc32c } from '../../core/checksum.js';
 import type { LogIndex, NodeId, Term } from '../../core/ids.js';
-import type { Snapshot } from '../../core/raft/types.js';
+import type { Snapshot, SnapshotMeta } from '../../core/raft/types.js';
 
 /** "CSNP" as a little-endian u32. */
 export const SNAPSHOT_MAGIC = 0x504e5343;
@@ -46,12 +46,26 @@ export function isSnapshotTempName(name: string): boolean {
 }
 
 export function encodeSnapshot(snapshot: Snapshot): Uint8Array {
-  const { meta, data } = snapshot;
+  const header = encodeSnapshotHeader(snapshot.meta, snapshot.data.length);
+  const size = header.length + snapshot.data.length + 4;
+  const bytes = new Uint8Array(size);
+  bytes.set(header, 0);
+  bytes.set(snapshot.data, header.length);
+  new DataView(bytes.buffer).setUint32(size - 4, crc32c(bytes, 0, size - 4), true);
+  return bytes;
+}
+
+/**
+ * Everything before the data: magic, version, index, term, membership, data length. A file is
+ * this, then the data, then `encodeSnapshotTrailer` of the CRC-32C of both (written in pieces
+ * by `writeSnapshotFile`, so a large snapshot never sits twice in memory).
+ */
+export function encodeSnapshotHeader(meta: SnapshotMeta, dataBytes: number): Uint8Array {
   const encoder = new TextEncoder();
   const voters = meta.membership.voters.map((v) => encoder.encode(v));
   const learners = meta.membership.learners.map((v) => encoder.encode(v));
   const idBytes = [...voters, ...learners].reduce((sum, id) => sum + 2 + id.length, 0);
-  const size = 4 + 2 + 8 + 8 + 2 + 2 + idBytes + 8 + data.length + 4;
+  const size = 4 + 2 + 8 + 8 + 2 + 2 + idBytes + 8;
   const bytes = new Uint8Array(size);
   const view = new DataView(bytes.buffer);
   let at = 0;
@@ -81,11 +95,15 @@ export function encodeSnapshot(snapshot: Snapshot): Uint8Array {
   u64(meta.term);
   ids(voters);
   ids(learners);
-  u64(data.length);
-  bytes.set(data, at);
-  at += data.length;
-  view.setUint32(at, crc32c(bytes, 0, at), true);
-  assert(at + 4 === size, () => `snapshot encoding wrote ${at + 4} of ${size} bytes`);
+  u64(dataBytes);
+  assert(at === size, () => `snapshot header wrote ${at} of ${size} bytes`);
+  return bytes;
+}
+
+/** The file's last 4 bytes: the CRC-32C of every byte before them. */
+export function encodeSnapshotTrailer(crc: number): Uint8Array {
+  const bytes = new Uint8Array(4);
+  new DataView(bytes.buffer).setUint32(0, crc, true);
   return bytes;
 }
 

@@ -1,14 +1,16 @@
 /**
- * Snapshot files in a Storage directory (beside the write-ahead log's segments): written
+ * Snapshot files in a Storage directory (the server's `<data-dir>/snap`; the write-ahead log's
+ * own directory when no other is given, as in the simulator): written
  * atomically (write `<name>.tmp`, sync it, rename it to its name, sync the directory), read back
  * newest first with every damaged file reported, and pruned to the newest few.
  */
 import { AssertionError } from '../../core/assert.js';
 import type { Snapshot } from '../../core/raft/types.js';
 import type { Storage } from '../../ports/storage.js';
+import { crc32c } from '../../core/checksum.js';
 import {
-  decodeSnapshot, encodeSnapshot, isSnapshotTempName, parseSnapshotFileName, snapshotFileName,
-  snapshotTempName,
+  decodeSnapshot, encodeSnapshotHeader, encodeSnapshotTrailer, isSnapshotTempName,
+  parseSnapshotFileName, snapshotFileName, snapshotTempName,
 } from './snapshot-file.js';
 
 export interface StoredSnapshot {
@@ -51,14 +53,28 @@ export function snapshotTempFiles(storage: Storage): string[] {
 }
 
 /**
+ * How the writer hands control back between pieces: `next` runs on a later event-loop turn
+ * (the runtime passes its Timer's zero-delay timer). Without one, every piece is written at once.
+ */
+export type YieldTurn = (next: () => void) => void;
+
+/**
+ * Bytes of snapshot data checksummed and written per turn when a `YieldTurn` is given: a few
+ * milliseconds of CRC-32C and a page-cache write. Unit: bytes.
+ */
+export const SNAPSHOT_WRITE_BYTES_PER_TURN = 1024 * 1024;
+
+/**
  * Writes `snapshot` atomically and durably, then calls `done` (with the storage's error if
- * one failed). A crash before `done` leaves either no file of that name or the whole file.
+ * one failed). A crash before `done` leaves either no file of that name or the whole file. The
+ * data goes in pieces of SNAPSHOT_WRITE_BYTES_PER_TURN, one per turn given `yieldTurn`, so a
+ * large snapshot neither stalls the event loop nor is copied whole into a second buffer.
  */
 export function writeSnapshotFile(storage: Storage, snapshot: Snapshot,
-  done: (error?: Error) => void): void {
-  const { index, term } = snapshot.meta;
-  const temp = snapshotTempName(index, term);
-  const name = snapshotFileName(index, term);
+  done: (error?: Error) => void, yieldTurn?: YieldTurn): void {
+  const { meta, data } = snapshot;
+  const temp = snapshotTempName(meta.index, meta.term);
+  const name = snapshotFileName(meta.index, meta.term);
   const attempt = (step: () => void): boolean => {
     try {
       step();
@@ -69,15 +85,34 @@ export function writeSnapshotFile(storage: Storage, snapshot: Snapshot,
       return false;
     }
   };
+  const header = encodeSnapshotHeader(meta, data.length);
+  let crc = crc32c(header);
   if (!attempt(() => {
     storage.remove(temp);
-    storage.append(temp, encodeSnapshot(snapshot));
+    storage.append(temp, header);
   })) return;
-  storage.sync(temp, (syncError) => {
-    if (syncError !== undefined) return done(syncError);
-    if (!attempt(() => storage.rename(temp, name))) return;
-    storage.syncDir(done);
-  });
+  let at = 0;
+  const finish = (): void => {
+    if (!attempt(() => storage.append(temp, encodeSnapshotTrailer(crc)))) return;
+    storage.sync(temp, (syncError) => {
+      if (syncError !== undefined) return done(syncError);
+      if (!attempt(() => storage.rename(temp, name))) return;
+      storage.syncDir(done);
+    });
+  };
+  const writePieces = (): void => {
+    do {
+      const end = Math.min(data.length, at + SNAPSHOT_WRITE_BYTES_PER_TURN);
+      const piece = data.subarray(at, end);
+      crc = crc32c(piece, 0, piece.length, crc);
+      if (!attempt(() => storage.append(temp, piece))) return;
+      at = end;
+    } while (at < data.length && yieldTurn === undefined);
+    if (at < data.length) return yieldTurn?.(writePieces);
+    finish();
+  };
+  if (data.length === 0) return finish();
+  writePieces();
 }
 
 /** Removes every snapshot file but the newest `keep` (and leftover temporary files). */

@@ -42,7 +42,7 @@
 export { WAL_DEFAULTS, entryDataBytesMax, validateWalConfig } from './config.js';
 export type { WalConfig } from './config.js';
 export { SNAPSHOTS_KEPT, Wal, openWal } from './wal.js';
-export type { OpenWalResult, SyncCallback, WalStats } from './wal.js';
+export type { OpenWalResult, SyncCallback, WalSnapshotOptions, WalStats } from './wal.js';
 export type { WalError, WalErrorKind } from './wal-error.js';
 export { INITIAL_HARD_STATE } from './recovery.js';
 export type { RecoveredWalState, WalRepair } from './recovery.js';

@@ -57,11 +57,13 @@ export interface RecoveredWal {
 }
 
 /**
- * Reads the log in `storage` and repairs a torn tail (truncate or remove, not yet synced: the
- * caller syncs before anyone acts on the result). Other files in the directory are ignored.
+ * Reads the log in `storage` (and its snapshots in `snapshotStorage`, by default the same
+ * directory) and repairs a torn tail (truncate or remove, not yet synced: the caller syncs
+ * before anyone acts on the result). Other files in the directory are ignored.
  * Refusing (a WalError) changes nothing on disk.
  */
-export function recoverWal(storage: Storage, config: WalConfig): RecoveredWal | WalError {
+export function recoverWal(storage: Storage, config: WalConfig,
+  snapshotStorage: Storage = storage): RecoveredWal | WalError {
   const sequences = listSegments(storage);
   if ('code' in sequences) return sequences;
   const replay = new Replay();
@@ -93,7 +95,7 @@ export function recoverWal(storage: Storage, config: WalConfig): RecoveredWal | 
     lastSegment = { sequence, sizeBytes: scan.validBytes };
   }
   const lastName = lastSegment === undefined ? '' : segmentName(lastSegment.sequence);
-  const snapshots = scanSnapshots(storage);
+  const snapshots = scanSnapshots(snapshotStorage);
   const state = replay.finish(lastName, snapshots);
   if ('code' in state) return state;
   for (const { file, reason } of snapshots.damaged) {
@@ -105,7 +107,7 @@ export function recoverWal(storage: Storage, config: WalConfig): RecoveredWal | 
     else if (repair.action === 'truncated') storage.truncate(repair.file, repair.offsetBytes);
   }
   // Snapshot writes a crash interrupted were never renamed, so never used: drop them.
-  for (const temp of snapshotTempFiles(storage)) storage.remove(temp);
+  for (const temp of snapshotTempFiles(snapshotStorage)) snapshotStorage.remove(temp);
   return { state, lastSegment, segments, repairs };
 }
 

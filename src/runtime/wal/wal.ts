@@ -11,7 +11,9 @@ import type { Entry, HardState, Snapshot } from '../../core/raft/types.js';
 import type { Storage } from '../../ports/storage.js';
 import type { SnapshotRaftStorage } from '../snapshot/snapshot-raft-storage.js';
 import { parseSnapshotFileName } from '../snapshot/snapshot-file.js';
-import { pruneSnapshots, writeSnapshotFile } from '../snapshot/snapshot-store.js';
+import {
+  pruneSnapshots, writeSnapshotFile, type YieldTurn,
+} from '../snapshot/snapshot-store.js';
 import {
   WAL_DEFAULTS, entryDataBytesMax, validateWalConfig, type WalConfig,
 } from './config.js';
@@ -35,6 +37,20 @@ export type OpenWalResult =
       readonly repairs: readonly WalRepair[];
     }
   | { readonly error: WalError };
+
+/** Where snapshot files live and how their writes share the event loop. */
+export interface WalSnapshotOptions {
+  /**
+   * The directory of snapshot files. Default: the log's own directory. The server gives each
+   * member `<data-dir>/snap` beside `<data-dir>/wal` (etcd's layout).
+   */
+  readonly snapshotStorage?: Storage;
+  /**
+   * Given: a snapshot file is written a piece per event-loop turn (see `writeSnapshotFile`).
+   * Default: all at once.
+   */
+  readonly yieldTurn?: YieldTurn;
+}
 
 /**
  * Snapshot files kept: the newest, and the one before it (recovery falls back to it if the
@@ -69,13 +85,14 @@ export interface WalStats {
  * act on `wal.recovered` (send a message, answer a client) before a first `wal.sync(done)` has
  * called back: it completes after that recovery sync.
  */
-export function openWal(storage: Storage, config: WalConfig = WAL_DEFAULTS): OpenWalResult {
+export function openWal(storage: Storage, config: WalConfig = WAL_DEFAULTS,
+  options: WalSnapshotOptions = {}): OpenWalResult {
   const problems = validateWalConfig(config);
   assert(problems.length === 0,
     () => `openWal: invalid WalConfig:\n${formatConfigProblems(problems)}`);
-  const recovered = recoverWal(storage, config);
+  const recovered = recoverWal(storage, config, options.snapshotStorage ?? storage);
   if ('code' in recovered) return { error: recovered };
-  return { wal: new Wal(storage, config, recovered), repairs: recovered.repairs };
+  return { wal: new Wal(storage, config, recovered, options), repairs: recovered.repairs };
 }
 
 export class Wal implements SnapshotRaftStorage {
@@ -100,12 +117,16 @@ export class Wal implements SnapshotRaftStorage {
     segmentsRemoved: 0, snapshotsWritten: 0,
   };
 
+  private readonly snapshotStorage: Storage;
+
   /** Use `openWal`, which recovers first. */
   constructor(
     private readonly storage: Storage,
     private readonly config: WalConfig,
     recovered: RecoveredWal,
+    private readonly snapshotOptions: WalSnapshotOptions = {},
   ) {
+    this.snapshotStorage = snapshotOptions.snapshotStorage ?? storage;
     this.recovered = recovered.state;
     const { entries, snapshot } = recovered.state;
     this.lastIndexStaged = this.lastIndexWritten =
@@ -184,13 +205,13 @@ export class Wal implements SnapshotRaftStorage {
 
   private writeSnapshot(snapshot: Snapshot, done: SyncCallback): void {
     if (this.failure !== undefined) return done(this.failure);
-    writeSnapshotFile(this.storage, snapshot, (error) => {
+    writeSnapshotFile(this.snapshotStorage, snapshot, (error) => {
       this.failure ??= error;
       if (error !== undefined) return done(error);
       this.counters.snapshotsWritten++;
       this.compact();
       done();
-    });
+    }, this.snapshotOptions.yieldTurn);
   }
 
   /**
@@ -200,9 +221,9 @@ export class Wal implements SnapshotRaftStorage {
    * never leaves a gap in the sequence.
    */
   private compact(): void {
-    pruneSnapshots(this.storage, SNAPSHOTS_KEPT);
+    pruneSnapshots(this.snapshotStorage, SNAPSHOTS_KEPT);
     // By name: the files were just written or checked at open (reading them again costs).
-    const kept = this.storage.list().map(parseSnapshotFileName)
+    const kept = this.snapshotStorage.list().map(parseSnapshotFileName)
       .filter((parsed) => parsed !== undefined).map((parsed) => parsed.index);
     if (kept.length > 0) this.removeSegmentsBefore(Math.min(...kept));
   }

@@ -1,7 +1,8 @@
 /**
  * Goal: the store's guarantees hold for any command sequence: MVCC bookkeeping and history
  * reads match a naive model, retried commands apply at most once, a snapshot restores a store
- * that behaves identically, and replicas applying the same entries agree byte for byte.
+ * that behaves identically, a snapshot encoded in steps while commands keep applying holds the
+ * state as of its capture, and replicas applying the same entries agree byte for byte.
  * Method: fast-check generates stamped command sequences over a small, colliding key space
  * (put, prefix delete, txn with compares and ranges, compact); each property compares the
  * store against the model, against a second store, or against its own restored copy.
@@ -10,7 +11,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import {
-  decodeKvSnapshot, encodeKvCommand, encodeKvSnapshot, KvStore, KV_STORE_DEFAULTS,
+  decodeKvSnapshot, encodeKvCommand, encodeKvSnapshot, KvSnapshotEncoder, KvStore,
+  KV_STORE_DEFAULTS,
 } from '../../../src/core/kv/index.js';
 import type {
   KvApplyResult, KvClientCommand, KvSnapshot, KvStoreConfig,
@@ -125,6 +127,29 @@ describe('kv: properties', () => {
         assert.deepEqual(applyAll(restored, tail), applyAll(original, tail));
         assert.deepEqual(restored.toSnapshot(), original.toSnapshot());
         assert.deepEqual(reads(restored), reads(original));
+      }), { numRuns: RUNS });
+  });
+
+  test('a capture encoded in steps while commands apply holds the state as of the capture', () => {
+    const config: KvStoreConfig = { ...KV_STORE_DEFAULTS, historyEventsMax: 8 };
+    fc.assert(fc.property(fc.array(step, { maxLength: 30 }), fc.array(step, { maxLength: 30 }),
+      fc.integer({ min: 1, max: 64 }), fc.nat({ max: 3 }), (before, after, sectionBytes, per) => {
+        const commands = stampSteps([...before, ...after], START_MS);
+        const store = new KvStore(config);
+        applyAll(store, commands.slice(0, before.length));
+        const expected = store.toSnapshot();
+        const capture = store.captureSnapshot();
+        const encoder = new KvSnapshotEncoder(capture, sectionBytes);
+        const tail = commands.slice(before.length);
+        let bytes: Uint8Array | undefined;
+        // Between steps, `per` commands apply (copy-on-write must keep the capture's view).
+        while (bytes === undefined) {
+          bytes = encoder.step();
+          applyAll(store, tail.splice(0, per));
+        }
+        capture.release();
+        applyAll(store, tail);
+        assert.deepEqual(decodeKvSnapshot(bytes), expected);
       }), { numRuns: RUNS });
   });
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import {
-  checkKvSnapshot, decodeKvSnapshot, encodeKvSnapshot, KvStore,
+  checkKvSnapshot, decodeKvSnapshot, encodeKvSnapshot, KV_SNAPSHOT_FORMAT_SECTIONS_V2, KvStore,
 } from '../../../src/core/kv/index.js';
 import type { KvSnapshot } from '../../../src/core/kv/index.js';
 import { Driver } from './harness.js';
@@ -65,6 +65,59 @@ describe('kv: snapshot', () => {
     const base = sample();
     assert.deepEqual(checkKvSnapshot(base), []);
     assert.throws(() => KvStore.fromSnapshot({ ...base, revision: 0 }), /unusable kv snapshot/);
+  });
+
+  test('format 1 (one JSON document), which older versions wrote, still decodes', () => {
+    const snapshot = sample();
+    assert.deepEqual(decodeKvSnapshot(reencode(snapshot)), snapshot);
+    assert.equal(encodeKvSnapshot(snapshot)[0], KV_SNAPSHOT_FORMAT_SECTIONS_V2);
+  });
+
+  test('format 2: sections in order, counts that match, lengths within the bytes', () => {
+    const snapshot = sample();
+    const section = (value: unknown): Uint8Array => {
+      const json = new TextEncoder().encode(JSON.stringify(value));
+      const out = new Uint8Array(4 + json.length);
+      new DataView(out.buffer).setUint32(0, json.length, true);
+      out.set(json, 4);
+      return out;
+    };
+    const header = (counts: Record<string, number>): Uint8Array => section({
+      format: 1, appliedIndex: snapshot.appliedIndex, revision: snapshot.revision,
+      compactRevision: snapshot.compactRevision, logTimeMs: snapshot.logTimeMs, counts });
+    const bytes = (...parts: Uint8Array[]): Uint8Array =>
+      new Uint8Array([2, ...parts.flatMap((p) => [...p])]);
+    const none = { kvs: 0, events: 0, clients: 0, leases: 0 };
+    const kv = ['a', '2', 3, 4, 2];
+    const cases: [string, Uint8Array, RegExp][] = [
+      ['a count that does not match', bytes(header({ ...none, kvs: 2 }), section(['kvs', [kv]])),
+        /kvs: 1 items, the header says 2/],
+      ['lists out of order', bytes(header({ ...none, kvs: 1 }), section(['events', []]),
+        section(['kvs', [kv]])), /out of order/],
+      ['a malformed tuple', bytes(header({ ...none, kvs: 1 }), section(['kvs', [['a', 2]]])),
+        /kvs\[0\] is malformed/],
+      ['a length past the end', bytes(header(none)).slice(0, 10), /claims/],
+      ['a header without counts', bytes(section({ format: 1 })), /appliedIndex/],
+    ];
+    assert.deepEqual(decodeKvSnapshot(bytes(header({ ...none, kvs: 1 }), section(['kvs', [kv]]))),
+      { ...snapshot, kvs: [{ key: 'a', value: '2', createRevision: 3, modRevision: 4,
+        version: 2 }], events: [], clients: [], leases: [] });
+    for (const [name, input, reason] of cases) {
+      const decoded = decodeKvSnapshot(input);
+      assert.equal((decoded as { kind?: string }).kind, 'decode-error', name);
+      assert.match((decoded as { reason: string }).reason, reason, name);
+    }
+  });
+
+  test('a store restored from a snapshot keeps accepting keys in order', () => {
+    const d = new Driver();
+    for (let i = 0; i < 2000; i++) d.put(`k${String(i).padStart(5, '0')}`, String(i));
+    const restored = KvStore.fromSnapshot(d.store.toSnapshot());
+    restored.apply(d.index + 1, d.stamp({ kind: 'put', key: 'k00000x', value: 'new' }));
+    const keys = restored.range({ key: 'k', prefix: true });
+    assert.ok(keys.kind === 'range');
+    assert.deepEqual(keys.kvs.slice(0, 2).map((kv) => kv.key), ['k00000', 'k00000x']);
+    assert.equal(keys.count, 2001);
   });
 
   test('decoding random or mutated bytes never throws', () => {

@@ -8,7 +8,7 @@ import {
   RAFT_DEFAULTS_LOCAL, describeRaftMessage, type RaftConfig, type RaftEvent, type RaftMessage,
   type RaftTuning,
 } from '../../../src/core/raft/index.js';
-import { RaftRuntime } from '../../../src/runtime/raft/raft-runtime.js';
+import { RaftRuntime, type StateMachine } from '../../../src/runtime/raft/raft-runtime.js';
 import {
   RAFT_RUNTIME_DEFAULTS, type RaftRuntimeConfig,
 } from '../../../src/runtime/raft/runtime-config.js';
@@ -77,7 +77,15 @@ export interface RuntimeClusterOptions {
   /** Default: no snapshots. */
   readonly runtime?: Partial<RaftRuntimeConfig>;
   readonly wal?: WalConfig;
+  /**
+   * Snapshots taken in steps (`beginSnapshot`, a few timer turns each) and snapshot files
+   * written a piece per turn, as the consistent core does; default: at once.
+   */
+  readonly steppedSnapshots?: boolean;
 }
+
+/** Steps each stepped snapshot takes before it hands over its bytes. */
+export const SNAPSHOT_STEPS = 5;
 
 /** An event seen by some node, stamped with virtual time. */
 export interface SeenEvent {
@@ -97,8 +105,14 @@ export class RuntimeCluster {
   readonly tuning: RaftTuning;
   private readonly runtimeConfig: RaftRuntimeConfig;
   private readonly walConfig: WalConfig;
+  private readonly stepped: boolean;
+  /** Stepped snapshots begun and cancelled (all nodes, all lives). */
+  readonly snapshotSteps = { begun: 0, cancelled: 0 };
+  /** Nodes whose stepped snapshots make no progress while listed here. */
+  readonly heldSnapshots = new Set<NodeId>();
 
   constructor(options: RuntimeClusterOptions = {}) {
+    this.stepped = options.steppedSnapshots === true;
     this.runtimeConfig = { ...RAFT_RUNTIME_DEFAULTS, snapshotEntries: 0, ...options.runtime };
     this.walConfig = options.wal ?? WAL_DEFAULTS;
     const prng = new Prng(options.seed ?? 1);
@@ -173,7 +187,10 @@ export class RuntimeCluster {
 
   private startProcess(context: HostContext<RaftMessage>, config: RaftConfig): RuntimeProcess {
     const storage = this.syncGates.get(context.id)?.wrap(context.storage) ?? context.storage;
-    const opened = openWal(storage, this.walConfig);
+    const yieldTurn = (next: () => void): void => {
+      context.timer.setTimer(this.runtimeConfig.snapshotStepIntervalMs, next);
+    };
+    const opened = openWal(storage, this.walConfig, this.stepped ? { yieldTurn } : {});
     if ('error' in opened) throw new Error(opened.error.message);
     const stateMachine = new SimKvStateMachine();
     const runtime = new RaftRuntime<KvOutput>(config, {
@@ -182,9 +199,28 @@ export class RuntimeCluster {
       transport: context.transport,
       storage: opened.wal,
       random: context.random,
-      stateMachine,
+      stateMachine: this.stepped ? this.steppedMachine(context.id, stateMachine) : stateMachine,
       onEvent: (event) => this.events.push({ atMs: this.scheduler.nowMs, node: context.id, event }),
     }, this.runtimeConfig);
     return { runtime, stateMachine, wal: opened.wal, halt: () => runtime.stop('node crashed') };
+  }
+
+  /** `machine` with `beginSnapshot`: the state captured at once, handed over after some steps. */
+  private steppedMachine(id: NodeId, machine: SimKvStateMachine): StateMachine<KvOutput> {
+    return {
+      apply: (entry) => machine.apply(entry),
+      restore: (data) => machine.restore(data),
+      beginSnapshot: () => {
+        this.snapshotSteps.begun++;
+        const data = machine.snapshot();
+        let left = SNAPSHOT_STEPS;
+        return {
+          step: () => (this.heldSnapshots.has(id) || --left > 0 ? undefined : data),
+          cancel: () => {
+            this.snapshotSteps.cancelled++;
+          },
+        };
+      },
+    };
   }
 }

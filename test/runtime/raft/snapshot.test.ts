@@ -26,18 +26,20 @@ function write(c: RuntimeCluster, leader: NodeId, count: number, prefix: string)
   assert.equal(applied, count);
 }
 
-function cluster(seed: number): RuntimeCluster {
+function cluster(seed: number, steppedSnapshots = false, stepMs = 0): RuntimeCluster {
   return new RuntimeCluster({
     seed,
-    runtime: { snapshotEntries: 20, snapshotCatchUpEntries: 5 },
+    runtime: { snapshotEntries: 20, snapshotCatchUpEntries: 5, snapshotStepIntervalMs: stepMs },
     wal: { segmentBytesMax: 1024, recordBytesMax: 1024 * 1024 },
     tuning: { snapshotChunkBytesMax: 100 },
+    steppedSnapshots,
   });
 }
 
-describe('runtime: raft: snapshots', () => {
+for (const stepped of [false, true]) {
+describe(`runtime: raft: snapshots${stepped ? ' in steps' : ''}`, () => {
   test('a follower is restored from InstallSnapshot after the leader compacted past its log', () => {
-    const c = cluster(31);
+    const c = cluster(31, stepped);
     const leader = c.elect();
     const follower = c.ids.find((id) => id !== leader)!;
     write(c, leader, 10, 'a');
@@ -50,7 +52,7 @@ describe('runtime: raft: snapshots', () => {
     assert.ok(restarted.runtime.status().lastIndex < leaderStatus.compactedIndex,
       'the follower\'s log ends before the leader\'s compacted prefix');
     c.runUntil(() => restarted.stateMachine.digest() ===
-      c.hosts.get(leader)!.process!.stateMachine.digest(), 5_000);
+      c.hosts.get(leader)!.process!.stateMachine.digest(), 20_000);
     assert.equal(restarted.stateMachine.digest(), c.hosts.get(leader)!.process!.stateMachine.digest());
     const status = restarted.runtime.status();
     assert.ok(status.snapshotIndex >= leaderStatus.compactedIndex, 'installed the leader\'s snapshot');
@@ -62,7 +64,7 @@ describe('runtime: raft: snapshots', () => {
   });
 
   test('every node restarts from its snapshot plus the log after it', () => {
-    const c = cluster(32);
+    const c = cluster(32, stepped);
     const leader = c.elect();
     write(c, leader, 75, 'x');
     c.runUntil(() => false, 200);
@@ -85,5 +87,34 @@ describe('runtime: raft: snapshots', () => {
     const digests = new Set(c.ids.map((id) => c.hosts.get(id)!.process!.stateMachine.digest()));
     assert.equal(digests.size, 1, [...digests].join(' '));
     assert.ok(c.runtime(next).status().appliedIndex > appliedBefore, 'nothing committed was lost');
+    if (stepped) assert.ok(c.snapshotSteps.begun > 0, 'snapshots were taken in steps');
+  });
+});
+}
+
+describe('runtime: raft: snapshots in steps', () => {
+  test('a stepped snapshot overtaken by the leader\'s snapshot is dropped, not recorded', () => {
+    // The follower's own snapshot is held mid-way while it is cut off, falls behind, and is
+    // sent the leader's newer one after the heal. The runtime cancels its own and keeps the
+    // installed one.
+    const c = cluster(33, true, 10);
+    const leader = c.elect();
+    const follower = c.ids.find((id) => id !== leader)!;
+    c.heldSnapshots.add(follower);
+    write(c, leader, 25, 'a');
+    c.network.partition([[follower], c.ids.filter((id) => id !== follower)]);
+    const begun = c.snapshotSteps.begun;
+    write(c, leader, 100, 'b');
+    c.runUntil(() => false, 2_000);
+    c.network.heal();
+    c.runUntil(() => c.runtime(follower).status().appliedIndex >=
+      c.runtime(leader).status().commitIndex, 20_000);
+    assert.ok(begun > 0 && c.snapshotSteps.cancelled > 0,
+      `begun ${begun}, cancelled ${c.snapshotSteps.cancelled}`);
+    const status = c.runtime(follower).status();
+    assert.ok(status.snapshotIndex >= c.runtime(leader).status().compactedIndex,
+      `follower holds snapshot ${status.snapshotIndex}`);
+    assert.equal(c.hosts.get(follower)!.process!.stateMachine.digest(),
+      c.hosts.get(leader)!.process!.stateMachine.digest());
   });
 });

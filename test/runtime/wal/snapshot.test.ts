@@ -13,6 +13,9 @@ import type { Snapshot } from '../../../src/core/raft/types.js';
 import { openWal } from '../../../src/runtime/wal/wal.js';
 import type { Wal } from '../../../src/runtime/wal/wal.js';
 import { snapshotFileName } from '../../../src/runtime/snapshot/snapshot-file.js';
+import { SNAPSHOT_WRITE_BYTES_PER_TURN } from '../../../src/runtime/snapshot/snapshot-store.js';
+import { Prng } from '../../../src/sim/prng.js';
+import { SIM_STORAGE_DEFAULTS, SimStorage } from '../../../src/sim/sim-storage.js';
 import {
   SMALL_WAL, describeLog, entries, hardState, mustOpen, runUntil, simDisk, syncNow,
   type SimDisk,
@@ -90,6 +93,74 @@ describe('wal: snapshots', () => {
     assert.equal(reopened.recovered.snapshot, undefined);
     assert.equal(reopened.recovered.entries.length, 30);
     assert.ok(!disk.storage.list().some((f) => f.includes('.snap')));
+  });
+
+  test('snapshots in their own directory: recovery reads them there, segments still go', () => {
+    const disk = simDisk(11);
+    const snapDisk = { scheduler: disk.scheduler,
+      storage: new SimStorage(disk.scheduler, new Prng(12), SIM_STORAGE_DEFAULTS) };
+    const options = { snapshotStorage: snapDisk.storage };
+    const opened = openWal(disk.storage, SMALL_WAL, options);
+    assert.ok(!('error' in opened));
+    const wal = opened.wal;
+    for (let i = 1; i <= 100; i += 10) {
+      wal.append(entries(i, i + 9, 1, 40));
+      wal.saveHardState(hardState(1, 'n1', i + 9));
+      syncNow(disk, wal);
+    }
+    const segmentsBefore = segmentsOf(disk).length;
+    assert.equal(await_(disk, (done) => wal.saveSnapshot(snapshotAt(40, 1), done)), undefined);
+    assert.equal(await_(disk, (done) => wal.saveSnapshot(snapshotAt(80, 1), done)), undefined);
+    runUntil(disk.scheduler, () => segmentsOf(disk).length < segmentsBefore);
+    assert.deepEqual(snapshotsOf(disk), []);
+    assert.deepEqual(snapshotsOf(snapDisk).length, 2);
+    disk.storage.crash();
+    snapDisk.storage.crash();
+    const reopened = openWal(disk.storage, SMALL_WAL, options);
+    assert.ok(!('error' in reopened));
+    assert.equal(reopened.wal.recovered.snapshot?.meta.index, 80);
+    assert.equal(reopened.wal.recovered.entries[0]?.index, 81);
+  });
+
+  test('a snapshot written a piece a turn: a crash mid-way leaves none, then it completes', () => {
+    const disk = simDisk(13);
+    const turns: (() => void)[] = [];
+    const yieldTurn = (next: () => void): void => {
+      turns.push(next);
+    };
+    const opened = openWal(disk.storage, SMALL_WAL, { yieldTurn });
+    assert.ok(!('error' in opened));
+    const wal = opened.wal;
+    wal.append(entries(1, 10, 1, 40));
+    wal.saveHardState(hardState(1, 'n1', 10));
+    syncNow(disk, wal);
+    const big = snapshotAt(10, 1, 'x'.repeat(2.5 * SNAPSHOT_WRITE_BYTES_PER_TURN));
+    let saved = false;
+    wal.saveSnapshot(big, (error) => {
+      assert.equal(error, undefined);
+      saved = true;
+    });
+    assert.equal(turns.length, 1, 'the first piece, then a turn');
+    turns.shift()!();
+    assert.equal(turns.length, 1, 'the second piece, then a turn');
+    disk.storage.crash();
+    const reopened = mustOpen(disk.storage, SMALL_WAL);
+    assert.equal(reopened.recovered.snapshot, undefined);
+    assert.ok(!disk.storage.list().some((f) => f.includes('.snap')));
+    // Again, to the end: the file decodes to the very snapshot.
+    const again = openWal(disk.storage, SMALL_WAL, { yieldTurn });
+    assert.ok(!('error' in again));
+    turns.length = 0;
+    again.wal.saveSnapshot(big, (error) => {
+      assert.equal(error, undefined);
+      saved = true;
+    });
+    runUntil(disk.scheduler, () => {
+      turns.shift()?.();
+      return saved;
+    });
+    const final = mustOpen(disk.storage, SMALL_WAL);
+    assert.deepEqual(final.recovered.snapshot, big);
   });
 
   test('an installed snapshot replaces the whole log; entries after it follow', () => {
