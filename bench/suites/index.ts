@@ -9,10 +9,12 @@ import { idleSuite } from './idle.js';
 import { leaseSuite } from './lease.js';
 import { putSuite } from './put.js';
 import { readSuite } from './read.js';
+import { snapshotSuite } from './snapshot.js';
 import { stallSuite } from './stall.js';
 
 export const SUITES: readonly Suite[] = [
   putSuite, failoverSuite, readSuite, leaseSuite, idleSuite, gossipSuite, stallSuite,
+  snapshotSuite,
 ];
 
 /** Suites planned but not written yet, with what each will measure (none at the moment). */

@@ -30,6 +30,8 @@ export interface KeySpaceCapture {
   readonly size: number;
   /** The next captured keys in key order, about `bytesTarget` of `sizeOf`; empty at the end. */
   next(bytesTarget: number, sizeOf: (kv: KeyValue) => number): KeyValue[];
+  /** Starts over from the first captured key. */
+  rewind(): void;
   /** Stops recording changes for this capture (idempotent). */
   release(): void;
 }
@@ -160,6 +162,10 @@ export class KeySpace {
           if (i < block.length) break;
         }
         return out;
+      },
+      rewind: () => {
+        b = 0;
+        i = 0;
       },
       release,
     };

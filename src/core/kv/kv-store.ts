@@ -269,6 +269,7 @@ export class KvStore {
         logTimeMs: this.logTimeMsValue },
       keyCount: keys.size,
       nextKeys: (bytesTarget) => keys.next(bytesTarget, kvSectionBytes),
+      rewindKeys: () => keys.rewind(),
       events: this.history.toArray(),
       clients: this.clients.toArray(),
       leases: this.leaseTable.all(),

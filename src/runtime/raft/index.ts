@@ -12,8 +12,9 @@
  *   §3.10) so a planned restart costs no election timeout.
  * - `changeMembership(change, done)` and `addVoter(node, done)`: single-server membership
  *   changes (thesis §4); a new node joins as a learner and is promoted once caught up.
- * - Snapshots (Raft §7), with a state machine that has `snapshot`/`restore` and a storage that
- *   keeps snapshots (the WAL): every `snapshotEntries` applied entries (RaftRuntimeConfig).
+ * - Snapshots (Raft §7), with a state machine that has `snapshot` (or `beginSnapshot`, for a
+ *   snapshot encoded in bounded steps over later event-loop turns) and `restore`, and a storage
+ *   that keeps snapshots (the WAL): every `snapshotEntries` applied entries (RaftRuntimeConfig).
  *
  * Invariants: nothing that depends on a write (a vote, an acknowledgement, an installed
  * snapshot) leaves the node before that write is durable; a leader's appends do not wait for
@@ -35,7 +36,7 @@
 export { RaftRuntime } from './raft-runtime.js';
 export type {
   MembershipOutcome, ProposalOutcome, RaftRuntimeComponents, ReadOutcome, ShutdownOutcome,
-  StateMachine, TransferOutcome,
+  SnapshotEvent, SnapshotSteps, StateMachine, TransferOutcome,
 } from './raft-runtime.js';
 export { RAFT_RUNTIME_DEFAULTS, validateRaftRuntimeConfig } from './runtime-config.js';
 export { REJECTION_LOG_DEFAULTS, RejectionLog } from './rejection-log.js';

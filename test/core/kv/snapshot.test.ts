@@ -75,33 +75,49 @@ describe('kv: snapshot', () => {
 
   test('format 2: sections in order, counts that match, lengths within the bytes', () => {
     const snapshot = sample();
-    const section = (value: unknown): Uint8Array => {
-      const json = new TextEncoder().encode(JSON.stringify(value));
-      const out = new Uint8Array(4 + json.length);
-      new DataView(out.buffer).setUint32(0, json.length, true);
-      out.set(json, 4);
-      return out;
+    const utf8 = (text: string): number[] => [...new TextEncoder().encode(text)];
+    const varint = (n: number): number[] => {
+      const out: number[] = [];
+      for (; n >= 0x80; n = Math.floor(n / 0x80)) out.push((n % 0x80) | 0x80);
+      return [...out, n];
     };
-    const header = (counts: Record<string, number>): Uint8Array => section({
+    const section = (kind: number, body: number[]): number[] => {
+      const length = new Uint8Array(4);
+      new DataView(length.buffer).setUint32(0, body.length + 1, true);
+      return [...length, kind, ...body];
+    };
+    const header = (counts: Record<string, number>): number[] => section(0, utf8(JSON.stringify({
       format: 1, appliedIndex: snapshot.appliedIndex, revision: snapshot.revision,
-      compactRevision: snapshot.compactRevision, logTimeMs: snapshot.logTimeMs, counts });
-    const bytes = (...parts: Uint8Array[]): Uint8Array =>
-      new Uint8Array([2, ...parts.flatMap((p) => [...p])]);
+      compactRevision: snapshot.compactRevision, logTimeMs: snapshot.logTimeMs, counts })));
+    const kvsBody = (items: [string, string, number, number, number, number][]): number[] =>
+      [...varint(items.length), ...items.flatMap(([k, v, ...numbers]) => [
+        ...varint(utf8(k).length), ...utf8(k), ...varint(utf8(v).length), ...utf8(v),
+        ...numbers.flatMap(varint)])];
+    const kvs = (items: [string, string, number, number, number, number][]): number[] =>
+      section(1, kvsBody(items));
+    const bytes = (...parts: number[][]): Uint8Array => new Uint8Array([2, ...parts.flat()]);
     const none = { kvs: 0, events: 0, clients: 0, leases: 0 };
-    const kv = ['a', '2', 3, 4, 2];
-    const cases: [string, Uint8Array, RegExp][] = [
-      ['a count that does not match', bytes(header({ ...none, kvs: 2 }), section(['kvs', [kv]])),
-        /kvs: 1 items, the header says 2/],
-      ['lists out of order', bytes(header({ ...none, kvs: 1 }), section(['events', []]),
-        section(['kvs', [kv]])), /out of order/],
-      ['a malformed tuple', bytes(header({ ...none, kvs: 1 }), section(['kvs', [['a', 2]]])),
-        /kvs\[0\] is malformed/],
-      ['a length past the end', bytes(header(none)).slice(0, 10), /claims/],
-      ['a header without counts', bytes(section({ format: 1 })), /appliedIndex/],
-    ];
-    assert.deepEqual(decodeKvSnapshot(bytes(header({ ...none, kvs: 1 }), section(['kvs', [kv]]))),
-      { ...snapshot, kvs: [{ key: 'a', value: '2', createRevision: 3, modRevision: 4,
+    const kv: [string, string, number, number, number, number] = ['a', 'é', 3, 4, 2, 0];
+    assert.deepEqual(decodeKvSnapshot(bytes(header({ ...none, kvs: 1 }), kvs([kv]))),
+      { ...snapshot, kvs: [{ key: 'a', value: 'é', createRevision: 3, modRevision: 4,
         version: 2 }], events: [], clients: [], leases: [] });
+    const cases: [string, Uint8Array, RegExp][] = [
+      ['a count that does not match', bytes(header({ ...none, kvs: 2 }), kvs([kv])),
+        /kvs: 1 items, the header says 2/],
+      ['lists out of order', bytes(header({ ...none, kvs: 1 }), section(2, utf8('[]')),
+        kvs([kv])), /out of order/],
+      ['a second header', bytes(header(none), header(none)), /out of order/],
+      ['a string past its section', bytes(header({ ...none, kvs: 1 }),
+        section(1, [1, 100, ...utf8('ab')])), /claims 100 bytes/],
+      ['bytes after the last item', bytes(header({ ...none, kvs: 1 }),
+        section(1, [...kvsBody([kv]), 7])), /bytes left after 1 items/],
+      ['an unknown section kind', bytes(header(none), section(9, [])), /unknown section kind 9/],
+      ['a section past the end', bytes(header(none)).slice(0, 10), /claims/],
+      ['a header without counts', bytes(section(0, utf8('{"format":1}'))), /appliedIndex/],
+      ['a malformed event', bytes(header({ ...none, events: 1 }), section(2, utf8('[{}]'))),
+        /events\[0\] is malformed/],
+      ['no header at all', new Uint8Array([2]), /no header/],
+    ];
     for (const [name, input, reason] of cases) {
       const decoded = decodeKvSnapshot(input);
       assert.equal((decoded as { kind?: string }).kind, 'decode-error', name);
