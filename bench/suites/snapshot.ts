@@ -9,6 +9,7 @@
  * rebuilding the store (what a follower does on InstallSnapshot and a restart does at start).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { FileStorage } from '../../src/adapters/file-storage.js';
@@ -54,12 +55,15 @@ export interface SnapshotFigures {
   readonly restoreMs: number;
   /** Filling the store (not measured against anything). Unit: ms. */
   readonly fillMs: number;
+  /** The machine's 1-minute load average at the start and the end (2 cores: above 2 is busy). */
+  readonly loadAverage: readonly [number, number];
 }
 
 export const snapshotSuite: Suite = {
   name: 'snapshot',
   summary: 'longest event-loop stall while a member snapshots 1 M keys, in steps vs at once',
   async run(context: BenchContext): Promise<SuiteOutcome> {
+    const loadAtStart = loadavg()[0] ?? Number.NaN;
     const fillStart = performance.now();
     const store = filledStore(KEYS);
     const fillMs = performance.now() - fillStart;
@@ -79,7 +83,7 @@ export const snapshotSuite: Suite = {
     const restoreMs = measureRestore(store);
     context.say(`snapshot: restore (decode + rebuild) ${fmt(restoreMs)} ms`);
     const figures: SnapshotFigures = { suite: 'snapshot', keys: KEYS, valueBytes: VALUE_BYTES,
-      runs, restoreMs, fillMs };
+      runs, restoreMs, fillMs, loadAverage: [loadAtStart, loadavg()[0] ?? Number.NaN] };
     return { finalLine: finalLine(figures), figures, chartSvg: chart(figures) };
   },
 };
@@ -183,7 +187,7 @@ function finalLine(f: SnapshotFigures): string {
     + `longest event-loop stall in steps ${fmt(stepped?.stallMsMax)} ms, at once `
     + `${fmt(once?.stallMsMax)} ms, steps/once ${fmt(ratio(stepped?.stallMsMax, once?.stallMsMax))}; `
     + `snapshot took ${fmt(stepped?.durationMs)} ms in steps, ${fmt(once?.durationMs)} ms at once; `
-    + `restore ${fmt(f.restoreMs)} ms`;
+    + `restore ${fmt(f.restoreMs)} ms; load average ${fmt(f.loadAverage[0])}/${fmt(f.loadAverage[1])}`;
 }
 
 function chart(f: SnapshotFigures): string {

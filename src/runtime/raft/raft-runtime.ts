@@ -139,11 +139,13 @@ export interface RaftRuntimeComponents<R> {
   readonly onSnapshot?: (event: SnapshotEvent) => void;
 }
 
-/** What happened to a snapshot of this node, for logs and metrics. */
+/** What happened to a snapshot of this node, for logs, metrics and checkers. */
 export interface SnapshotEvent {
   readonly kind: 'taken' | 'saved' | 'installed';
   readonly index: LogIndex;
-  /** The state machine's bytes. Unit: bytes. */
+  /** The state machine's bytes (do not change them). */
+  readonly data: Uint8Array;
+  /** `data.length`. Unit: bytes. */
   readonly sizeBytes: number;
 }
 
@@ -605,7 +607,8 @@ export class RaftRuntime<R> {
       return false;
     }
     this.appliedIndex = index;
-    this.c.onSnapshot?.({ kind: 'installed', index, sizeBytes: snapshot.data.length });
+    this.c.onSnapshot?.({ kind: 'installed', index, data: snapshot.data,
+      sizeBytes: snapshot.data.length });
     // Our own entries up to there are now inside someone else's snapshot: whether they made it
     // cannot be told from here.
     for (const [at, pending] of this.pending) {
@@ -684,13 +687,13 @@ export class RaftRuntime<R> {
   private saveSnapshot(snapshot: Snapshot): void {
     const storage = this.snapshots;
     assert(storage !== undefined, 'saveSnapshot without snapshot storage');
-    this.c.onSnapshot?.({ kind: 'taken', index: snapshot.meta.index,
+    this.c.onSnapshot?.({ kind: 'taken', index: snapshot.meta.index, data: snapshot.data,
       sizeBytes: snapshot.data.length });
     storage.saveSnapshot(snapshot, (error) => {
       this.snapshotInFlight = false;
       if (this.stopped) return;
       if (error !== undefined) return this.fail(error);
-      this.c.onSnapshot?.({ kind: 'saved', index: snapshot.meta.index,
+      this.c.onSnapshot?.({ kind: 'saved', index: snapshot.meta.index, data: snapshot.data,
         sizeBytes: snapshot.data.length });
       const keep = this.runtimeConfig.snapshotCatchUpEntries;
       // Pipelined Readies apply entries before this node's copy is durable (they are durable

@@ -41,6 +41,7 @@ import { LeaseWorkload, type WorkloadCounts } from './lease-workload.js';
 import { LeaseWorld } from './lease-world.js';
 import { RecipeChecker, type RecipeCounts } from './recipe-checker.js';
 import { RecipeWorkload, type RecipeWorkloadCounts } from './recipe-workload.js';
+import type { SnapshotCounts } from './snapshot-checker.js';
 
 export interface LeaseFigures {
   readonly leases: LeaseCounts;
@@ -52,6 +53,8 @@ export interface LeaseFigures {
   readonly partitions: number;
   readonly pauses: number;
   readonly recipes: RecipeFigures;
+  /** Snapshots taken, installed, and compared at an index (with `--snapshots`). */
+  readonly snapshots: SnapshotCounts;
 }
 
 /** What the election and lock clients did and what the checkers saw. */
@@ -225,6 +228,7 @@ function figuresOf(run: Run): LeaseFigures {
     leaderChanges: world.counts.leaderChanges, transfers: world.counts.transfers,
     crashes: nemesis.counts.crashes, partitions: nemesis.counts.partitions,
     pauses: nemesis.counts.pauses,
+    snapshots: { ...world.snapshots.counts },
     recipes: {
       timingViolated: world.settings.recipes.timingViolated,
       checks: { ...recipeChecker.counts },
@@ -244,6 +248,7 @@ function drawnOf(settings: LeaseSettings): Readonly<Record<string, unknown>> {
     leasesPerEntryMax: settings.lease.leasesPerEntryMax,
     ttlMs: [settings.ttlMsMin, settings.ttlMsMax],
     transferIntervalMsMean: settings.transferIntervalMsMean ?? 'none',
+    snapshots: settings.snapshots ?? 'server defaults',
     clientDriftRates: settings.clientDriftRates,
     recipes: { ...settings.recipes, faults: { ...settings.recipes.faults,
       // JSON has no Infinity: "never cut" is null.

@@ -55,7 +55,23 @@ export const LEASE_FLAGS: readonly ScenarioFlag[] = [
     + 'accept no stale write', defaultValue: false },
   { name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known lease or recipe bug '
     + '(caught only on seeds whose faults reach it)', defaultValue: undefined, choices: LEASE_MUTANT_NAMES },
+  { name: 'snapshots', kind: 'boolean', description: 'members snapshot every few dozen entries '
+    + '(in steps spread over virtual time), compact their logs, and catch up through '
+    + 'InstallSnapshot in small chunks; every snapshot at an index must hold the same bytes',
+  defaultValue: false },
 ];
+
+/** A seed's snapshot settings (`--snapshots`): small, so compaction and installs are frequent. */
+export interface LeaseSnapshotSettings {
+  /** RaftRuntimeConfig.snapshotEntries. Unit: entries. */
+  readonly entries: number;
+  /** RaftRuntimeConfig.snapshotCatchUpEntries. Unit: entries. */
+  readonly catchUpEntries: number;
+  /** RaftConfig.snapshotChunkBytesMax. Unit: bytes. */
+  readonly chunkBytes: number;
+  /** RaftRuntimeConfig.snapshotStepIntervalMs: a snapshot's steps this far apart. Unit: ms. */
+  readonly stepIntervalMs: number;
+}
 
 /** Everything one seed runs with. */
 export interface LeaseSettings {
@@ -79,6 +95,8 @@ export interface LeaseSettings {
   readonly clientDriftRates: readonly number[];
   readonly timing: LeaseCheckerTiming;
   readonly recipes: RecipeSettings;
+  /** Undefined without `--snapshots` (the server's defaults: a snapshot every 10 000 entries). */
+  readonly snapshots: LeaseSnapshotSettings | undefined;
 }
 
 /** The elections and locks of a seed. */
@@ -141,7 +159,9 @@ export function drawLeaseSettings(prng: Prng, options: ScenarioOptions): LeaseSe
   };
   const plan = drawNemesisPlan(prng, {
     kinds: FAULT_KINDS, faultIntervalMsMin: 300, faultIntervalMsMax: 4_000,
-    downtimeMsMax: 3_000, pauseMsMax: 2_000, partitionMsMax: 4_000,
+    // With --snapshots, longer downtimes: a member comes back behind the others' compaction.
+    downtimeMsMax: options['snapshots'] === true ? 6_000 : 3_000, pauseMsMax: 2_000,
+    partitionMsMax: 4_000,
     driftRateMax: rho, crashedMax: nodes,
   });
   const transferIntervalMsMean = randomFloat(prng) < 0.25 ? undefined
@@ -153,10 +173,15 @@ export function drawLeaseSettings(prng: Prng, options: ScenarioOptions): LeaseSe
   const longestTtlMs = Math.max(ttlMsMax, recipes.ttlMsMax);
   const livenessMs = leaseEndBoundsMs(longestTtlMs, timing).latestMs + timing.allowanceMs
     + 2_000;
+  // Drawn last, and only with the flag, so seeds without it run as they always did.
+  const snapshots = options['snapshots'] === true ? {
+    entries: pick([8, 25, 80]), catchUpEntries: pick([0, 2, 10]),
+    chunkBytes: pick([64, 512, 4096]), stepIntervalMs: pick([0, 1, 5]),
+  } : undefined;
   return {
     nodes, clients, safetyMs, endMs: Math.ceil(safetyMs + livenessMs), tuning, lease,
     mutant: mutant === undefined ? undefined : String(mutant), network, plan,
-    transferIntervalMsMean, ttlMsMin, ttlMsMax, clientDriftRates, timing, recipes,
+    transferIntervalMsMean, ttlMsMin, ttlMsMax, clientDriftRates, timing, recipes, snapshots,
   };
 }
 

@@ -36,6 +36,8 @@ export function summarizeLease(results: readonly SeedResult<LeaseFigures>[],
     leaderChanges: sum((f) => f.leaderChanges), transfers: sum((f) => f.transfers),
     crashes: sum((f) => f.crashes), partitions: sum((f) => f.partitions),
     pauses: sum((f) => f.pauses),
+    snapshots: { taken: sum((f) => f.snapshots.taken),
+      installed: sum((f) => f.snapshots.installed), compared: sum((f) => f.snapshots.compared) },
   };
   const lines = [
     `leases: ${data.leasesGranted} granted, ${data.leasesEnded} ended (${data.leasesRevoked} by `
@@ -52,6 +54,10 @@ export function summarizeLease(results: readonly SeedResult<LeaseFigures>[],
       + `counted from the heal (${checked((f) => f.slack.upperHealChecked)})`,
     `leader changes: ${data.leaderChanges} (${data.transfers} transfers asked); faults: `
       + `${data.crashes} crashes, ${data.partitions} partitions, ${data.pauses} pauses`,
+    ...(sum((f) => f.snapshots.taken) === 0 ? [] : [`snapshots: ${sum((f) => f.snapshots.taken)} `
+      + `taken, ${sum((f) => f.snapshots.installed)} installed from a leader, `
+      + `${sum((f) => f.snapshots.compared)} compared byte for byte with another at the same `
+      + 'index']),
   ];
   const recipes = summarizeRecipes(results);
   return { lines: [...lines, ...recipes.lines], data: { ...data, recipes: recipes.data },

@@ -13,6 +13,9 @@ import { randomFloat, randomInt } from '../../../core/random.js';
 import { SILENT_LOGGER } from '../../../ports/logger.js';
 import type { Transport, TransportHandler } from '../../../ports/transport.js';
 import { ConsistentCore } from '../../../runtime/core/index.js';
+import {
+  RAFT_RUNTIME_DEFAULTS, type RaftRuntimeConfig,
+} from '../../../runtime/raft/index.js';
 import { WAL_DEFAULTS } from '../../../runtime/wal/index.js';
 import type { NemesisTarget } from '../../nemesis.js';
 import type { Prng } from '../../prng.js';
@@ -26,6 +29,7 @@ import { CoreServer, describeLeaseNetMessage, type LeaseNetMessage } from './cor
 import type { LeaseChecker } from './lease-checker.js';
 import type { LeaseSettings } from './lease-settings.js';
 import type { RecipeClient } from './recipe-workload.js';
+import { SnapshotChecker } from './snapshot-checker.js';
 import { SimCoreClient } from './sim-core-client.js';
 
 export interface MemberProcess {
@@ -41,6 +45,15 @@ export interface WorldCounts {
   transfers: number;
 }
 
+/** Snapshot steps and file pieces of a member with `--snapshots` (see LeaseSnapshotSettings). */
+function snapshotConfig(settings: LeaseSettings): RaftRuntimeConfig {
+  const { snapshots } = settings;
+  if (snapshots === undefined) return RAFT_RUNTIME_DEFAULTS;
+  return { ...RAFT_RUNTIME_DEFAULTS, snapshotEntries: snapshots.entries,
+    snapshotCatchUpEntries: snapshots.catchUpEntries,
+    snapshotStepIntervalMs: snapshots.stepIntervalMs };
+}
+
 export class LeaseWorld {
   readonly network: SimNetwork<LeaseNetMessage>;
   readonly ids: readonly NodeId[];
@@ -52,6 +65,8 @@ export class LeaseWorld {
   readonly counts: WorldCounts = { leaderChanges: 0, transfers: 0 };
   /** Failures of the machinery itself (storage, recovery), reported as violations. */
   readonly violations: Violation[] = [];
+  /** Every snapshot taken or installed, compared by index (violations go to `violations`). */
+  readonly snapshots: SnapshotChecker;
 
   constructor(
     private readonly prng: Prng,
@@ -60,6 +75,7 @@ export class LeaseWorld {
     readonly settings: LeaseSettings,
     private readonly checker: LeaseChecker,
   ) {
+    this.snapshots = new SnapshotChecker(() => scheduler.nowMs, this.violations);
     this.network = new SimNetwork<LeaseNetMessage>(scheduler, prng.fork(), trace, {
       faults: settings.network, describe: describeLeaseNetMessage, sizeBytes: () => 64,
     });
@@ -206,9 +222,13 @@ export class LeaseWorld {
     onApplied: () => void): ConsistentCore {
     const { settings } = this;
     const nowMs = (): number => this.scheduler.nowMs;
+    const chunk = settings.snapshots?.chunkBytes;
     return ConsistentCore.open({
-      id: context.id, voters: this.ids, raft: settings.tuning, kv: KV_STORE_DEFAULTS,
-      wal: { ...WAL_DEFAULTS, segmentBytesMax: 64 * 1024 }, lease: settings.lease,
+      id: context.id, voters: this.ids, kv: KV_STORE_DEFAULTS,
+      raft: chunk === undefined ? settings.tuning
+        : { ...settings.tuning, snapshotChunkBytesMax: chunk },
+      wal: { ...WAL_DEFAULTS, segmentBytesMax: settings.snapshots === undefined ? 64 * 1024 : 4096 },
+      lease: settings.lease, raftRuntime: snapshotConfig(settings),
     }, {
       clock: context.clock, timer: context.timer, transport, storage: context.storage,
       random: context.random, logger: SILENT_LOGGER, onApplied,
@@ -217,6 +237,7 @@ export class LeaseWorld {
       },
       onFatal: (error) => this.violations.push({ checker: 'storage', atMs: nowMs(),
         message: `${context.id}: ${error.message}` }),
+      onSnapshot: (event) => this.snapshots.observe(context.id, event),
     });
   }
 }
