@@ -32,6 +32,7 @@ import type { BenchContext, Suite, SuiteOutcome } from '../lib/context.js';
 import { fmt, ratio } from '../lib/stats.js';
 
 const KEYS = 1_000_000;
+const MIB = 2 ** 20;
 const VALUE_BYTES = 256;
 
 export interface SnapshotRun {
@@ -73,8 +74,9 @@ export const snapshotSuite: Suite = {
       const dir = mkdtempSync(join(context.workDir, 'snapshot-'));
       try {
         const run = await snapshotOnce(store, mode, dir);
-        context.say(`snapshot: ${mode}: ${fmt(run.durationMs)} ms, ${fmt(run.snapshotBytes / 2 ** 20)} MiB, `
-          + `longest stall ${fmt(run.stallMsMax)} ms (event-loop delay max ${fmt(run.loopDelayMsMax)} ms)`);
+        context.say(`snapshot: ${mode}: ${fmt(run.durationMs)} ms, `
+          + `${fmt(run.snapshotBytes / MIB)} MiB, longest stall ${fmt(run.stallMsMax)} ms `
+          + `(event-loop delay max ${fmt(run.loopDelayMsMax)} ms)`);
         runs.push(run);
       } finally {
         rmSync(dir, { recursive: true, force: true });
@@ -183,11 +185,13 @@ async function until(condition: () => boolean): Promise<void> {
 
 function finalLine(f: SnapshotFigures): string {
   const [stepped, once] = f.runs;
-  return `snapshot of ${f.keys / 1e6} M keys (${fmt((stepped?.snapshotBytes ?? 0) / 2 ** 20)} MiB): `
+  const stallRatio = ratio(stepped?.stallMsMax, once?.stallMsMax);
+  return `snapshot of ${f.keys / 1e6} M keys (${fmt((stepped?.snapshotBytes ?? 0) / MIB)} MiB): `
     + `longest event-loop stall in steps ${fmt(stepped?.stallMsMax)} ms, at once `
-    + `${fmt(once?.stallMsMax)} ms, steps/once ${fmt(ratio(stepped?.stallMsMax, once?.stallMsMax))}; `
+    + `${fmt(once?.stallMsMax)} ms, steps/once ${fmt(stallRatio)}; `
     + `snapshot took ${fmt(stepped?.durationMs)} ms in steps, ${fmt(once?.durationMs)} ms at once; `
-    + `restore ${fmt(f.restoreMs)} ms; load average ${fmt(f.loadAverage[0])}/${fmt(f.loadAverage[1])}`;
+    + `restore ${fmt(f.restoreMs)} ms; load average `
+    + `${fmt(f.loadAverage[0])}/${fmt(f.loadAverage[1])}`;
 }
 
 function chart(f: SnapshotFigures): string {

@@ -227,7 +227,8 @@ export class LeaseWorld {
       id: context.id, voters: this.ids, kv: KV_STORE_DEFAULTS,
       raft: chunk === undefined ? settings.tuning
         : { ...settings.tuning, snapshotChunkBytesMax: chunk },
-      wal: { ...WAL_DEFAULTS, segmentBytesMax: settings.snapshots === undefined ? 64 * 1024 : 4096 },
+      // Small segments with snapshots on, so compaction removes some.
+      wal: { ...WAL_DEFAULTS, segmentBytesMax: settings.snapshots === undefined ? 65_536 : 4096 },
       lease: settings.lease, raftRuntime: snapshotConfig(settings),
     }, {
       clock: context.clock, timer: context.timer, transport, storage: context.storage,

@@ -1,7 +1,8 @@
 /**
  * Goal: scenario `lease` holds every checker on the correct code over a batch of seeds (3 and 5
- * members) while doing real work (leases granted, kept alive, ended, both bounds checked), a
- * seed replays exactly, and it is registered for `conclave sim` with a replay command.
+ * members, and with `--snapshots`) while doing real work (leases granted, kept alive, ended,
+ * both bounds checked; snapshots taken, installed and compared), a seed replays exactly, and
+ * it is registered for `conclave sim` with a replay command.
  * Method: whole seeds of `runLeaseSeed`; a failure message carries each seed's replay command.
  */
 import assert from 'node:assert/strict';
@@ -49,6 +50,15 @@ describe('sim: scenarios: lease', () => {
 
   test('4 seeds of 5 members hold every checker', () => {
     runBatch({ ...OPTIONS, nodes: 5 }, 200, 4);
+  });
+
+  test('6 seeds with --snapshots hold every checker, snapshots installed and compared', () => {
+    const results = runBatch({ ...OPTIONS, snapshots: true }, 300, 6);
+    const sum = (f: (x: LeaseFigures) => number): number =>
+      results.reduce((s, r) => s + f(r.figures), 0);
+    assert.ok(sum((f) => f.snapshots.taken) >= 6 * 5, 'too few snapshots');
+    assert.ok(sum((f) => f.snapshots.installed) > 0, 'no InstallSnapshot');
+    assert.ok(sum((f) => f.snapshots.compared) >= 6 * 3, 'too few snapshots compared');
   });
 
   test('the same seed gives the same trace hash and figures; another seed another hash', () => {
