@@ -186,9 +186,18 @@ export class LeaseChecker implements ServeObserver {
   /** After every entry a member applied: which leases appeared or went. */
   memberApplied(member: NodeId, store: KvStore): void {
     const known = this.memberLeases.get(member) ?? new Set<number>();
-    this.memberLeases.set(member, known);
     // An entry adds one lease (a grant) or removes some (a revoke or an expiry), never both.
     if (store.leaseCount === known.size) return;
+    this.memberRestored(member, store);
+  }
+
+  /**
+   * A member's store was replaced by a snapshot (recovered at start, or installed from the
+   * leader): its leases may have changed any way at once, so compare them all.
+   */
+  memberRestored(member: NodeId, store: KvStore): void {
+    const known = this.memberLeases.get(member) ?? new Set<number>();
+    this.memberLeases.set(member, known);
     const now = new Set(store.leases().map((lease) => lease.id));
     for (const id of now) {
       if (known.has(id)) continue;

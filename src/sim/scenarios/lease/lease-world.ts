@@ -211,6 +211,8 @@ export class LeaseWorld {
       this.checker.memberApplied(context.id, core.store);
       server.onApplied(core);
     });
+    // The store may start from a snapshot rather than empty: the checker learns its leases.
+    this.checker.memberRestored(context.id, core.store);
     const opened = core;
     return { core: opened, halt: () => {
       alive = false;
@@ -223,7 +225,8 @@ export class LeaseWorld {
     const { settings } = this;
     const nowMs = (): number => this.scheduler.nowMs;
     const chunk = settings.snapshots?.chunkBytes;
-    return ConsistentCore.open({
+    let core: ConsistentCore | undefined;
+    core = ConsistentCore.open({
       id: context.id, voters: this.ids, kv: KV_STORE_DEFAULTS,
       raft: chunk === undefined ? settings.tuning
         : { ...settings.tuning, snapshotChunkBytesMax: chunk },
@@ -238,7 +241,13 @@ export class LeaseWorld {
       },
       onFatal: (error) => this.violations.push({ checker: 'storage', atMs: nowMs(),
         message: `${context.id}: ${error.message}` }),
-      onSnapshot: (event) => this.snapshots.observe(context.id, event),
+      onSnapshot: (event) => {
+        this.snapshots.observe(context.id, event);
+        if (event.kind === 'installed' && core !== undefined) {
+          this.checker.memberRestored(context.id, core.store);
+        }
+      },
     });
+    return core;
   }
 }
