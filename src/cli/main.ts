@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { certsCommand } from './commands/certs.js';
+import { compactCommand } from './commands/compact.js';
 import { devCommand } from './commands/dev.js';
 import { electCommand } from './commands/elect.js';
 import { kvCommand } from './commands/kv.js';
@@ -32,8 +33,8 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     })
     .exitOverride();
   for (const command of [simCommand(io), serverCommand(io), devCommand(io), statusCommand(io),
-    kvCommand(io), watchCommand(io), leaseCommand(io), electCommand(io), lockCommand(io),
-    memberCommand(io), certsCommand(io)]) {
+    kvCommand(io), watchCommand(io), compactCommand(io), leaseCommand(io), electCommand(io),
+    lockCommand(io), memberCommand(io), certsCommand(io)]) {
     // addCommand() does not pass the output and exit settings down; copy them explicitly.
     command.copyInheritedSettings(program);
     program.addCommand(command);

@@ -5,7 +5,8 @@
  * answered by whichever member is reached (possibly stale, still available without a leader).
  */
 import type {
-  KeyValue, KvCompare, KvDeleteResult, KvPutResult, KvRangeResult, KvTxnOp, KvTxnResult,
+  KeyValue, KvCompactResult, KvCompare, KvDeleteResult, KvPutResult, KvRangeResult, KvTxnOp,
+  KvTxnResult,
 } from '../core/kv/types.js';
 import { CoordError } from '../errors.js';
 import type { Caller } from './caller.js';
@@ -86,6 +87,15 @@ export class KvClient {
     const body = { key, ...(options.prefix === true ? { prefix: true } : {}),
       ...(options.prevKv === true ? { prevKv: true } : {}) };
     return this.write('/v1/kv/delete', body, 'delete') as Promise<KvDeleteResult>;
+  }
+
+  /**
+   * Compacts the history up to `revision` (etcd's Compact): reads at older revisions and
+   * watches from at or below it are answered CONCLAVE_KV_COMPACTED from then on. Rejects with
+   * CONCLAVE_KV_COMPACTED when it already is, CONCLAVE_KV_FUTURE_REVISION when it is ahead.
+   */
+  compact(revision: number): Promise<KvCompactResult> {
+    return this.write('/v1/kv/compact', { revision }, 'compact') as Promise<KvCompactResult>;
   }
 
   /** Runs `success` if every compare holds, else `failure`, atomically at one revision. */

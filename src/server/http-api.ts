@@ -64,8 +64,8 @@ export function createHttpApi(options: HttpApiOptions): (req: IncomingMessage, r
 
 /** The POST routes, matched on the raw request target without parsing it as a URL. */
 const POST_PATHS: ReadonlySet<string> = new Set([
-  '/v1/kv/put', '/v1/kv/delete', '/v1/kv/txn', '/v1/kv/range', '/v1/lease/grant',
-  '/v1/lease/revoke', '/v1/lease/keepalive', '/v1/lease/ttl',
+  '/v1/kv/put', '/v1/kv/delete', '/v1/kv/txn', '/v1/kv/range', '/v1/kv/compact',
+  '/v1/lease/grant', '/v1/lease/revoke', '/v1/lease/keepalive', '/v1/lease/ttl',
 ]);
 
 async function route(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -95,6 +95,9 @@ async function post(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse
       return write(o, req, res, toWrite(path, body));
     case '/v1/kv/range':
       return read(o, req, res, body);
+    case '/v1/kv/compact':
+      return write(o, req, res, { kind: 'compact', clientId: stringField(body, 'clientId'),
+        sequence: numberField(body, 'sequence'), revision: numberField(body, 'revision') });
     case '/v1/lease/grant':
       return write(o, req, res, { kind: 'lease-grant', clientId: stringField(body, 'clientId'),
         sequence: numberField(body, 'sequence'), ttlMs: numberField(body, 'ttlMs') });

@@ -3,6 +3,9 @@
  * listed in one CONCLAVE_CONFIG_INVALID error.
  */
 import type { ConfigProblem } from '../core/config.js';
+import {
+  AUTO_COMPACTION_OFF, validateAutoCompactionConfig, type AutoCompactionConfig,
+} from '../runtime/core/auto-compaction.js';
 import { nodeId, type NodeId } from '../core/ids.js';
 import { parsePeerAddress, type PeerAddress } from '../adapters/peer-address.js';
 
@@ -73,6 +76,8 @@ export interface ServerConfig {
    * Unit: entries. Default: 1 000. Trade-off: memory against InstallSnapshots after short outages.
    */
   readonly snapshotCatchUpEntries: number;
+  /** Automatic history compaction (`--auto-compaction-mode`, `--auto-compaction-retention`). */
+  readonly autoCompaction: AutoCompactionConfig;
 }
 
 /** PEM files: a certificate, its private key, and the CA that verifies the other side. */
@@ -94,8 +99,38 @@ export const PEER_SECRET_FILE_NAME = 'peer-secret';
 
 export const SERVER_DEFAULTS = Object.freeze({
   heartbeatMs: 100, electionTimeoutMs: 1000, insecure: false, clusterName: 'conclave',
-  snapshotCount: 10_000, snapshotCatchUpEntries: 1_000,
+  snapshotCount: 10_000, snapshotCatchUpEntries: 1_000, autoCompaction: AUTO_COMPACTION_OFF,
 });
+
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = {
+  ms: 1, s: 1000, m: 60_000, h: 3_600_000,
+};
+
+/**
+ * `--auto-compaction-retention` as etcd reads it: in `revision` mode a count of revisions; in
+ * `periodic` mode a duration (`30m`, `1h30m`, `10s`, `500ms`) or a bare number of hours (`1`,
+ * `0.5`). `0` is off. Problems go to `problems`.
+ */
+export function parseRetention(mode: string, text: string, problems: ConfigProblem[]): number {
+  const field = '--auto-compaction-retention';
+  const trimmed = text.trim();
+  if (mode === 'revision') {
+    if (/^\d+$/.test(trimmed) && Number.isSafeInteger(Number(trimmed))) return Number(trimmed);
+    problems.push({ field, value: text, rule: 'in revision mode, a whole number of revisions' });
+    return 0;
+  }
+  const hourMs = DURATION_UNITS_MS['h'] as number;
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * hourMs);
+  const parts = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(trimmed)
+    ? [...trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)] : [];
+  if (parts.length === 0) {
+    problems.push({ field, value: text,
+      rule: 'in periodic mode, a duration (30m, 1h30m, 10s) or a number of hours' });
+    return 0;
+  }
+  const unitMs = (unit: string | undefined): number => DURATION_UNITS_MS[unit ?? ''] ?? 0;
+  return Math.round(parts.reduce((sum, [, n, unit]) => sum + Number(n) * unitMs(unit), 0));
+}
 
 /** Parses `n1=127.0.0.1:2380,n2=...` into a map; problems go to `problems`. */
 export function parseMemberList(text: string, field: string, problems: ConfigProblem[]): Map<NodeId, PeerAddress> {
@@ -120,7 +155,7 @@ export function parseMemberList(text: string, field: string, problems: ConfigPro
 }
 
 export function validateServerConfig(config: ServerConfig): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
+  const problems: ConfigProblem[] = [...validateAutoCompactionConfig(config.autoCompaction)];
   if (!config.cluster.has(config.name)) {
     problems.push({ field: 'name,cluster', value: config.name, rule: `--name must be one of the --cluster members (${[...config.cluster.keys()].join(', ')})` });
   }

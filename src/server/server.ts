@@ -89,6 +89,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       config.heartbeatMs), keepAliveLingerMs: config.heartbeatMs },
     raftRuntime: { ...RAFT_RUNTIME_DEFAULTS, snapshotEntries: config.snapshotCount,
       snapshotCatchUpEntries: config.snapshotCatchUpEntries },
+    autoCompaction: config.autoCompaction,
   }, {
     clock, timer: clock, random, logger: logger.child({ component: 'raft' }),
     transport: measurePeerRoundTrips(transport, clock, (_peer, ms) => metrics.peerRoundTrip.observe(ms / 1000)),

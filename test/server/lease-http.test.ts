@@ -76,7 +76,8 @@ describe('server: lease endpoints', () => {
         cluster: peers, clientAddresses: clients, heartbeatMs: 30, electionTimeoutMs: 300,
         insecure: false, clusterName: 'lease-http-test', peerSecretFile: join(dir, 'peer-secret'),
         snapshotCount: SERVER_DEFAULTS.snapshotCount,
-        snapshotCatchUpEntries: SERVER_DEFAULTS.snapshotCatchUpEntries };
+        snapshotCatchUpEntries: SERVER_DEFAULTS.snapshotCatchUpEntries,
+        autoCompaction: SERVER_DEFAULTS.autoCompaction };
       servers.push(await startServer(config, SILENT_LOGGER));
     }
   });

@@ -11,7 +11,8 @@ import { nodeId } from '../../core/ids.js';
 import { ConfigInvalidError } from '../../errors.js';
 import { startServer } from '../../server/server.js';
 import {
-  parseMemberList, SERVER_DEFAULTS, type ClientTlsFiles, type ServerConfig, type TlsFiles,
+  parseMemberList, parseRetention, SERVER_DEFAULTS, type ClientTlsFiles, type ServerConfig,
+  type TlsFiles,
 } from '../../server/server-config.js';
 import type { CliIo } from '../io.js';
 import { integerIn } from '../parse.js';
@@ -47,6 +48,12 @@ export function serverCommand(io: CliIo): Command {
     .option('--snapshot-catchup-entries <entries>', 'entries kept in memory below a snapshot, '
       + 'so a follower that far behind catches up without the whole snapshot',
     integerIn(0, 100_000_000), SERVER_DEFAULTS.snapshotCatchUpEntries)
+    .addOption(new Option('--auto-compaction-mode <mode>', 'periodic: keep a span of time of '
+      + 'history; revision: keep a number of revisions').choices(['periodic', 'revision'])
+      .default(SERVER_DEFAULTS.autoCompaction.mode))
+    .option('--auto-compaction-retention <value>', 'history to keep: periodic mode, a duration '
+      + '(30m, 1h30m) or hours (1); revision mode, revisions (1000); 0: no automatic compaction',
+    '0')
     .addOption(new Option('--log-level <level>', 'log level (JSON lines on stderr)').choices(['debug', 'info', 'warn', 'error', 'silent']).default('info'))
     .action(async (opts: Record<string, unknown>) => {
       const config = serverConfigFrom(opts);
@@ -95,6 +102,10 @@ function serverConfigFrom(opts: Record<string, unknown>): ServerConfig {
       opts['clientCa'], false),
     snapshotCount: opts['snapshotCount'] as number,
     snapshotCatchUpEntries: opts['snapshotCatchupEntries'] as number,
+    autoCompaction: { ...SERVER_DEFAULTS.autoCompaction,
+      mode: opts['autoCompactionMode'] as 'periodic' | 'revision',
+      retention: parseRetention(String(opts['autoCompactionMode']),
+        String(opts['autoCompactionRetention']), problems) },
   };
   if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
   return config;

@@ -41,6 +41,9 @@ import {
 import {
   RAFT_RUNTIME_DEFAULTS, validateRaftRuntimeConfig, type RaftRuntimeConfig,
 } from '../raft/runtime-config.js';
+import {
+  AUTO_COMPACTION_OFF, AutoCompactor, validateAutoCompactionConfig, type AutoCompactionConfig,
+} from './auto-compaction.js';
 import { kvSnapshotSteps, restoreKvSnapshot } from './kv-snapshots.js';
 import { openWal, WAL_DEFAULTS, type WalConfig } from '../wal/index.js';
 import { ConfigInvalidError, CoordError } from '../../errors.js';
@@ -59,6 +62,8 @@ export interface ConsistentCoreOptions {
    * Default: RAFT_RUNTIME_DEFAULTS (a snapshot every 10 000 entries).
    */
   readonly raftRuntime?: RaftRuntimeConfig;
+  /** History compaction on the leader (etcd's --auto-compaction-*). Default: off. */
+  readonly autoCompaction?: AutoCompactionConfig;
 }
 
 export interface ConsistentCoreComponents {
@@ -127,6 +132,8 @@ export class ConsistentCore {
   readonly store: KvStore;
   readonly runtime: RaftRuntime<KvApplyResult>;
   readonly leases: LeaseTracker;
+  /** Automatic history compaction (runs while this member leads). */
+  readonly compactor: AutoCompactor;
   /** What the lease bounds and the TTL minimum depend on. */
   readonly leaseTiming: LeaseTiming;
   /** When each log entry reached this member (monotonic ms), until it is applied. */
@@ -145,8 +152,9 @@ export class ConsistentCore {
   private constructor(private readonly options: ConsistentCoreOptions, private readonly c: ConsistentCoreComponents) {
     const leaseConfig = options.lease ?? LEASE_DEFAULTS;
     const runtimeConfig = options.raftRuntime ?? RAFT_RUNTIME_DEFAULTS;
+    const compaction = options.autoCompaction ?? AUTO_COMPACTION_OFF;
     const leaseProblems = [...validateLeaseConfig(leaseConfig, options.raft),
-      ...validateRaftRuntimeConfig(runtimeConfig)];
+      ...validateRaftRuntimeConfig(runtimeConfig), ...validateAutoCompactionConfig(compaction)];
     if (leaseProblems.length > 0) throw new ConfigInvalidError(formatConfigProblems(leaseProblems));
     this.leaseTiming = leaseTimingOf(leaseConfig, options.raft);
     this.store = new KvStore(options.kv);
@@ -154,6 +162,11 @@ export class ConsistentCore {
       clock: c.clock, timer: c.timer, leases: this.store,
       propose: (command, done) => this.proposeLeaseCommand(command, done),
       confirmLeadership: (done) => this.runtime.read((outcome) => done(outcome.kind === 'ready')),
+    });
+    this.compactor = new AutoCompactor(compaction, {
+      clock: c.clock, timer: c.timer, revision: () => this.store.revision,
+      compactRevision: () => this.store.compactRevision,
+      compact: (revision, done) => this.autoCompact(revision, done),
     });
     const opened = openWal(c.storage, options.wal ?? WAL_DEFAULTS, {
       ...(c.snapshotStorage === undefined ? {} : { snapshotStorage: c.snapshotStorage }),
@@ -184,8 +197,10 @@ export class ConsistentCore {
         if (event.kind !== 'message-rejected') c.logger.info({ event }, `raft: ${event.kind}`);
         if (event.kind === 'role-changed' && event.to === 'leader') {
           this.leases.becomeLeader(event.term);
+          this.compactor.becomeLeader();
         } else if (event.kind === 'role-changed' && event.from === 'leader') {
           this.leases.becomeFollower();
+          this.compactor.stop();
         }
         c.onRaftEvent?.(event);
       },
@@ -312,6 +327,7 @@ export class ConsistentCore {
 
   stop(): void {
     this.stopped = true;
+    this.compactor.stop();
     this.leases.stop();
     this.runtime.stop('server stopping');
     this.proposedCommands.clear();
@@ -322,6 +338,7 @@ export class ConsistentCore {
    * cluster spends no election timeout), then stops. Resolves with who took over, if anyone.
    */
   shutdown(): Promise<NodeId | undefined> {
+    this.compactor.stop();
     this.leases.stop();
     return new Promise((resolve) => this.runtime.shutdown((outcome) => {
       this.stopped = true;
@@ -338,6 +355,23 @@ export class ConsistentCore {
       // doubt: should it still apply, it is decoded like any other entry.
       this.proposedCommands.delete(bytes);
       done(outcome);
+    });
+  }
+
+  /**
+   * An automatic compaction: a `compact` command as this member's own client, the target
+   * revision as its sequence (targets only grow, so each is a new request; a retry of the same
+   * one is answered from the idempotency table).
+   */
+  private autoCompact(revision: number, done: () => void): void {
+    this.write({ kind: 'compact', clientId: `auto-compaction/${this.options.id}`,
+      sequence: revision, revision }, (outcome) => {
+      if (outcome.kind === 'applied' && outcome.result.kind === 'compact') {
+        this.c.logger.info({ compactRevision: revision }, 'history compacted (auto)');
+      } else {
+        this.c.logger.warn({ revision, outcome: outcome.kind }, 'automatic compaction did not apply');
+      }
+      done();
     });
   }
 

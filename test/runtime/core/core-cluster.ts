@@ -17,6 +17,7 @@ import {
 import {
   RAFT_RUNTIME_DEFAULTS, type RaftRuntimeConfig,
 } from '../../../src/runtime/raft/index.js';
+import type { AutoCompactionConfig } from '../../../src/runtime/core/auto-compaction.js';
 import { Prng } from '../../../src/sim/prng.js';
 import { Scheduler } from '../../../src/sim/scheduler.js';
 import { SimHost } from '../../../src/sim/sim-host.js';
@@ -32,6 +33,7 @@ export interface CoreClusterOptions {
   readonly lease?: LeaseConfig;
   readonly raft?: Partial<RaftTuning>;
   readonly raftRuntime?: Partial<RaftRuntimeConfig>;
+  readonly autoCompaction?: AutoCompactionConfig;
 }
 
 /** Three ConsistentCore members on SimHosts; every wait is virtual. */
@@ -54,7 +56,9 @@ export class CoreCluster {
         const runtime = { ...RAFT_RUNTIME_DEFAULTS, ...options.raftRuntime };
         const core = ConsistentCore.open({ id, voters: this.ids,
           raft: { ...RAFT_DEFAULTS_LOCAL, ...options.raft }, kv: KV_STORE_DEFAULTS,
-          lease: options.lease ?? CORE_LEASE, raftRuntime: runtime },
+          lease: options.lease ?? CORE_LEASE, raftRuntime: runtime,
+          ...(options.autoCompaction === undefined ? {}
+            : { autoCompaction: options.autoCompaction }) },
         { ...context, logger: SILENT_LOGGER });
         return { core, halt: () => core.stop() };
       }));
