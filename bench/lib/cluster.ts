@@ -44,6 +44,8 @@ export interface ClusterComponents {
    * bench-certs.ts): Conclave's --peer-cert/--peer-key/--peer-ca, etcd's --peer-*-file flags.
    */
   readonly peerCertsDir?: string | undefined;
+  /** More server flags, appended to every member's command line (e.g. `--snapshot-count`). */
+  readonly serverArgs?: readonly string[];
 }
 
 /** How long a cluster may take to start or to settle after a restart. Unit: ms. */
@@ -86,7 +88,8 @@ export abstract class BenchCluster {
 
   /** Starts (or restarts, on its existing data) one member. */
   launch(member: BenchMember): void {
-    const { command, args } = this.commandFor(member);
+    const { command, args: own } = this.commandFor(member);
+    const args = [...own, ...(this.c.serverArgs ?? [])];
     const log = openSync(member.logFile, 'a');
     try {
       member.process = this.c.processes.spawn(`${this.system} ${member.name}`, command, args,
@@ -161,6 +164,13 @@ export abstract class BenchCluster {
   logTail(member: BenchMember, lines = 15): string {
     if (!existsSync(member.logFile)) return '';
     return readFileSync(member.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  }
+
+  /** SIGTERM to a member (a clean stop), waiting until it is gone. */
+  async stopMember(member: BenchMember): Promise<void> {
+    const tracked = member.process;
+    member.process = undefined;
+    if (tracked !== undefined) await this.c.processes.stop(tracked, STOP_GRACE_MS);
   }
 
   async stop(): Promise<void> {

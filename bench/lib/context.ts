@@ -89,12 +89,13 @@ export interface Suite {
 
 /** A cluster of `system` with `timing`, owned by the context's process group. */
 export function newCluster(system: SystemName, timing: ClusterTiming, context: BenchContext,
-  label: string): BenchCluster {
+  label: string, serverArgs: readonly string[] = []): BenchCluster {
   const workDir = join(context.workDir, `${label}-${system}`);
   const cpuProfileDir = context.cpuProfileDir === undefined
     ? undefined : join(context.cpuProfileDir, label);
   const peerCertsDir = context.options.peerTls ? join(context.workDir, 'certs') : undefined;
-  const components = { processes: context.processes, workDir, cpuProfileDir, peerCertsDir };
+  const components = { processes: context.processes, workDir, cpuProfileDir, peerCertsDir,
+    serverArgs };
   switch (system) {
     case 'conclave':
       return new ConclaveCluster(timing, components);

@@ -10,11 +10,12 @@ import { leaseSuite } from './lease.js';
 import { putSuite } from './put.js';
 import { readSuite } from './read.js';
 import { snapshotSuite } from './snapshot.js';
+import { soakSuite } from './soak.js';
 import { stallSuite } from './stall.js';
 
 export const SUITES: readonly Suite[] = [
   putSuite, failoverSuite, readSuite, leaseSuite, idleSuite, gossipSuite, stallSuite,
-  snapshotSuite,
+  snapshotSuite, soakSuite,
 ];
 
 /** Suites planned but not written yet, with what each will measure (none at the moment). */
