@@ -35,7 +35,9 @@ function config(overrides: Partial<ServerConfig> = {}, size = 3): ServerConfig {
     clientAddress: at('127.0.0.1', 8001), cluster, clientAddresses: new Map(),
     heartbeatMs: SERVER_DEFAULTS.heartbeatMs, electionTimeoutMs: SERVER_DEFAULTS.electionTimeoutMs,
     insecure: false, clusterName: 'test', peerSecretFile: join(dir, 'shared-secret'),
-    ...overrides };
+    snapshotCount: SERVER_DEFAULTS.snapshotCount,
+    snapshotCatchUpEntries: SERVER_DEFAULTS.snapshotCatchUpEntries,
+    autoCompaction: SERVER_DEFAULTS.autoCompaction, ...overrides };
 }
 
 const rulesOf = (c: ServerConfig): string => validateServerConfig(c).map((p) => p.rule).join('\n');
