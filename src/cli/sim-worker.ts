@@ -16,7 +16,10 @@ export interface SimWorkerInput {
 const input = workerData as SimWorkerInput;
 const scenario = SCENARIOS.get(input.scenario);
 if (scenario === undefined || parentPort === null) throw new Error(`sim worker: bad input ${input.scenario}`);
+const port = parentPort;
 for (const seed of input.seeds) {
-  parentPort.postMessage({ kind: 'result', result: scenario.runSeed(seed, input.options) });
+  const result = scenario.runSeed(seed, input.options,
+    (progress) => port.postMessage({ kind: 'progress', progress }));
+  port.postMessage({ kind: 'result', result });
 }
 parentPort.postMessage({ kind: 'done' });

@@ -5,7 +5,9 @@
 import { assert } from '../core/assert.js';
 import type { Clock } from '../ports/clock.js';
 import { SEED_MAX } from './prng.js';
-import type { Scenario, ScenarioOptions, SeedResult, SummaryReport } from './scenario.js';
+import type {
+  Scenario, ScenarioOptions, SeedProgressListener, SeedResult, SummaryReport,
+} from './scenario.js';
 
 export interface RunOptions {
   readonly firstSeed: number;
@@ -17,6 +19,8 @@ export interface RunOptions {
   readonly wallClock?: Clock;
   /** Called after each seed (for progress and per-seed lines). */
   readonly onSeed?: (result: SeedResult<unknown>, index: number) => void;
+  /** Called as a long seed advances (scenarios that report progress only). */
+  readonly onProgress?: SeedProgressListener | undefined;
 }
 
 export interface RunReport<F> {
@@ -37,7 +41,7 @@ export function runSeeds<F>(scenario: Scenario<F>, run: RunOptions): RunReport<F
   const failures: SeedResult<F>[] = [];
   for (let i = 0; i < run.seedCount; i++) {
     const seed = (run.firstSeed + i) % (SEED_MAX + 1);
-    const result = scenario.runSeed(seed, run.options);
+    const result = scenario.runSeed(seed, run.options, run.onProgress);
     results.push(result);
     run.onSeed?.(result as SeedResult<unknown>, i);
     if (result.violations.length > 0) {

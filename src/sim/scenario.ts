@@ -41,12 +41,31 @@ export interface ScenarioFlag {
 
 export type ScenarioOptions = Readonly<Record<string, number | boolean | string | undefined>>;
 
+/**
+ * How far a long seed has come, reported by scenarios whose seeds run for minutes (a
+ * 1,000-member gossip seed) after each chunk of simulated time, so the user sees it move.
+ */
+export interface SeedProgress {
+  readonly seed: number;
+  /** Simulated time covered so far. Unit: ms. */
+  readonly simulatedMs: number;
+  /** Events the scheduler ran so far. */
+  readonly events: number;
+  /** What the seed is doing now (a phase of its script), when the scenario knows. */
+  readonly phase?: string;
+}
+
+export type SeedProgressListener = (progress: SeedProgress) => void;
+
 export interface Scenario<F> {
   readonly name: string;
   readonly summary: string;
   readonly flags: readonly ScenarioFlag[];
-  /** Runs one seed. Must be deterministic in (seed, options). */
-  runSeed(seed: number, options: ScenarioOptions): SeedResult<F>;
+  /**
+   * Runs one seed. Must be deterministic in (seed, options); `progress`, when given, is told
+   * how far a long seed has come (it must not change the run).
+   */
+  runSeed(seed: number, options: ScenarioOptions, progress?: SeedProgressListener): SeedResult<F>;
   /** Lines of figures over all seeds run, for the final report. */
   summarize(results: readonly SeedResult<F>[], options: ScenarioOptions): SummaryReport;
 }

@@ -10,7 +10,9 @@ import { Command, Option } from 'commander';
 import { SystemClock } from '../../adapters/system-clock.js';
 import { SEED_MAX } from '../../sim/prng.js';
 import { replayCommand, runSeeds, type RunReport } from '../../sim/runner.js';
-import type { Scenario, ScenarioFlag, ScenarioOptions, SeedResult } from '../../sim/scenario.js';
+import type {
+  Scenario, ScenarioFlag, ScenarioOptions, SeedProgress, SeedProgressListener, SeedResult,
+} from '../../sim/scenario.js';
 import { SCENARIOS } from '../../sim/scenarios/index.js';
 import { integerIn, numberIn } from '../parse.js';
 import type { CliIo } from '../io.js';
@@ -61,10 +63,13 @@ async function runSim(io: CliIo, opts: Record<string, unknown>, command: Command
   };
   const jobs = jobCount(opts['jobs'], seedCount);
   const stopOnFailure = opts['stopOnFailure'] === true;
+  const onProgress = opts['quiet'] === true ? undefined : progressPrinter(io);
   const report = jobs > 1
-    ? await runSeedsInWorkers(scenario, { firstSeed, seedCount, options, stopOnFailure, onSeed }, jobs)
+    ? await runSeedsInWorkers(scenario,
+      { firstSeed, seedCount, options, stopOnFailure, onSeed, onProgress }, jobs)
     : runSeeds(scenario, {
       firstSeed, seedCount, options, stopOnFailure, wallClock: new SystemClock(), onSeed,
+      onProgress,
     });
   const wallS = (report.wallMs ?? 0) / 1000;
   const speed = {
@@ -109,6 +114,7 @@ interface ParallelRun {
   readonly options: ScenarioOptions;
   readonly stopOnFailure: boolean;
   readonly onSeed: (result: SeedResult<unknown>) => void;
+  readonly onProgress: SeedProgressListener | undefined;
 }
 
 /** Runs the seeds over `jobs` worker threads; the report is the same as runSeeds' one. */
@@ -129,8 +135,9 @@ async function runSeedsInWorkers(scenario: Scenario<unknown>, run: ParallelRun,
     });
     workers.push(worker);
     return new Promise<void>((resolve, reject) => {
-      worker.on('message', (message: { kind: 'result'; result: SeedResult<unknown> } | { kind: 'done' }) => {
+      worker.on('message', (message: WorkerMessage) => {
         if (message.kind === 'done') return resolve();
+        if (message.kind === 'progress') return run.onProgress?.(message.progress);
         results.push(message.result);
         run.onSeed(message.result);
         if (run.stopOnFailure && message.result.violations.length > 0) stopAll();
@@ -148,6 +155,33 @@ async function runSeedsInWorkers(scenario: Scenario<unknown>, run: ParallelRun,
     wallMs: clock.monotonicMs() - startMs,
     simulatedMs: results.reduce((s, r) => s + r.simulatedMs, 0),
     events: results.reduce((s, r) => s + r.events, 0),
+  };
+}
+
+type WorkerMessage =
+  | { readonly kind: 'result'; readonly result: SeedResult<unknown> }
+  | { readonly kind: 'progress'; readonly progress: SeedProgress }
+  | { readonly kind: 'done' };
+
+/** A long seed prints where it is at most this often (on stderr: stdout stays data). */
+const PROGRESS_EVERY_MS = 10_000;
+
+/**
+ * Prints a line on stderr when a seed has run for a while without finishing, then at most
+ * every PROGRESS_EVERY_MS, so a user of a 1,000-member run sees it move.
+ */
+function progressPrinter(io: CliIo): SeedProgressListener {
+  const clock = new SystemClock();
+  const startMs = clock.monotonicMs();
+  const lastMs = new Map<number, number>();
+  return (progress) => {
+    const nowMs = clock.monotonicMs();
+    if (nowMs - (lastMs.get(progress.seed) ?? startMs) < PROGRESS_EVERY_MS) return;
+    lastMs.set(progress.seed, nowMs);
+    const phase = progress.phase === undefined ? '' : `, ${progress.phase}`;
+    io.err(`  seed ${progress.seed}: ${(progress.simulatedMs / 1000).toFixed(0)} simulated s, `
+      + `${progress.events} events${phase} (${((nowMs - startMs) / 1000).toFixed(0)} s since `
+      + 'the start)');
   };
 }
 
