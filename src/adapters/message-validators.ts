@@ -1,7 +1,8 @@
 /**
  * The shape check a transport applies to every decoded value before it reaches a protocol:
  * the wire is untrusted, so a value becomes a message only through a total validator that
- * never throws and returns a fresh copy holding only the known fields.
+ * never throws and returns a value holding only the known fields (a copy, or the decoded value
+ * itself when it is a plain object with nothing else).
  */
 import { validateRaftMessage, type RaftMessage } from '../core/raft/messages.js';
 import type { SwimMessage } from '../core/swim/messages.js';

@@ -148,7 +148,12 @@ export class SimNetwork<M> {
   }
 
   isBlocked(from: NodeId, to: NodeId): boolean {
-    return this.blockedLinks.has(linkKey(from, to));
+    // No key string per message while nothing is blocked (most of every run).
+    return this.blockedLinks.size > 0 && this.blockedLinks.has(linkKey(from, to));
+  }
+
+  private qualityOf(from: NodeId, to: NodeId): LinkQuality | undefined {
+    return this.linkQuality.size === 0 ? undefined : this.linkQuality.get(linkKey(from, to));
   }
 
   /** Splits the nodes into groups that cannot reach each other (both directions). */
@@ -176,7 +181,7 @@ export class SimNetwork<M> {
     const perNode = this.sentByNode.get(from)!;
     perNode.messages++;
     perNode.bytes += size;
-    const quality = this.linkQuality.get(linkKey(from, to));
+    const quality = this.qualityOf(from, to);
     const lossRate = Math.min(0.99, this.faults.lossRate + (quality?.lossRateExtra ?? 0));
     if (target === undefined || this.isBlocked(from, to) || randomChance(this.prng, lossRate)) {
       this.stats.dropped++;
@@ -188,9 +193,9 @@ export class SimNetwork<M> {
   }
 
   private scheduleDelivery(from: NodeId, to: NodeId, target: Endpoint<M>, message: M, stream: boolean): void {
-    const key = linkKey(from, to);
-    let delayMs = this.drawLatencyMs(this.linkQuality.get(key)?.latencyMsMeanExtra ?? 0);
+    let delayMs = this.drawLatencyMs(this.qualityOf(from, to)?.latencyMsMeanExtra ?? 0);
     if (stream && !this.faults.reorderStreams) {
+      const key = linkKey(from, to);
       const tailMs = this.linkTailMs.get(key) ?? 0;
       delayMs = Math.max(delayMs, tailMs - this.scheduler.nowMs);
       this.linkTailMs.set(key, this.scheduler.nowMs + delayMs);

@@ -12,6 +12,40 @@ export type SplitBrainStrategy = 'keep-majority' | 'keep-oldest' | 'static-quoru
 export const SPLIT_BRAIN_STRATEGIES: readonly SplitBrainStrategy[] =
   Object.freeze(['keep-majority', 'keep-oldest', 'static-quorum']);
 
+/**
+ * TEST-ONLY planted SWIM bugs. Each flag turns on one small, clearly marked branch in the
+ * member that breaks a rule of the protocol, so that the simulator proves its checkers catch
+ * it (`conclave sim --scenario gossip --mutant NAME` must fail, and each test names the
+ * checker that must fire). Production configs use {@link SWIM_NO_MUTANTS}.
+ */
+export interface SwimMutants {
+  /**
+   * A failed probe declares its target dead at once, with no suspicion for it to refute
+   * (SWIM §4.2 exists because of this: a slow or lossy member would be killed).
+   */
+  readonly deadWithoutSuspicion: boolean;
+  /**
+   * An `alive` update at the same incarnation as a suspicion or a death verdict overrides it
+   * (SWIM §4.2: only a higher incarnation refutes; at equal ones suspect and dead win). Stale
+   * `alive` news still circulating (full-state exchanges of members that had not heard yet)
+   * then brings crashed members back to life, and the views flap between alive and dead.
+   */
+  readonly aliveAtEqualIncarnation: boolean;
+  /**
+   * Probes, acks, ping-reqs and nacks carry no updates (SWIM §4.1's piggybacking forgotten;
+   * the separate gossip rounds still run), and so the buddy system is gone too: a suspect
+   * being probed is not told that it is suspected.
+   */
+  readonly noPiggyback: boolean;
+}
+
+/** No mutant: the only value production code should use. */
+export const SWIM_NO_MUTANTS: SwimMutants = Object.freeze({
+  deadWithoutSuspicion: false,
+  aliveAtEqualIncarnation: false,
+  noPiggyback: false,
+});
+
 export interface SwimConfig {
   /**
    * Length of one protocol period: each period the member probes one other member, taken in a
@@ -176,6 +210,8 @@ export interface SwimConfig {
    * Unit: ms. Default: 30000 (LAN, a little above Akka's 20 s), 5000 (LOCAL).
    */
   readonly stableAfterMs: number;
+  /** TEST-ONLY planted bugs, see {@link SwimMutants}. Default: {@link SWIM_NO_MUTANTS}. */
+  readonly mutants: SwimMutants;
 }
 
 /** memberlist's LAN values; the emergent leader's values follow Akka. */
@@ -200,6 +236,7 @@ export const SWIM_DEFAULTS_LAN: SwimConfig = Object.freeze({
   splitBrainStrategy: 'keep-majority',
   staticQuorumSize: 0,
   stableAfterMs: 30_000,
+  mutants: SWIM_NO_MUTANTS,
 });
 
 /** Loopback, tests and simulation: the LAN profile about five times faster. */
@@ -275,7 +312,24 @@ export function validateSwimConfig(config: SwimConfig): readonly ConfigProblem[]
   checkTiming(problems, config);
   checkCounts(problems, config);
   checkSplitBrain(problems, config);
+  checkMutants(problems, config);
   return problems;
+}
+
+function checkMutants(problems: ConfigProblem[], c: SwimConfig): void {
+  const mutants: unknown = c.mutants;
+  if (typeof mutants !== 'object' || mutants === null) {
+    problems.push({
+      field: 'mutants', value: mutants, rule: 'must be an object of booleans (SWIM_NO_MUTANTS)',
+    });
+    return;
+  }
+  for (const name of Object.keys(SWIM_NO_MUTANTS)) {
+    const value: unknown = (mutants as Record<string, unknown>)[name];
+    if (typeof value !== 'boolean') {
+      problems.push({ field: `mutants.${name}`, value, rule: 'must be a boolean' });
+    }
+  }
 }
 
 function checkTiming(problems: ConfigProblem[], c: SwimConfig): void {

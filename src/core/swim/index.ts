@@ -78,6 +78,7 @@ export {
   SPLIT_BRAIN_STRATEGIES,
   SWIM_DEFAULTS_LAN,
   SWIM_DEFAULTS_LOCAL,
+  SWIM_NO_MUTANTS,
   swimDeathDeclarationBoundMs,
   swimPushPullIntervalMs,
   swimRetransmitLimit,
@@ -88,6 +89,7 @@ export {
   validateSwimConfig,
   type SplitBrainStrategy,
   type SwimConfig,
+  type SwimMutants,
 } from './config.js';
 export {
   describeSwimMessage,

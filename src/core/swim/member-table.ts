@@ -159,10 +159,26 @@ export class MemberTable {
       || (r.state === 'dead' && nowMs - r.stateChangedMs < deadWithinMs));
   }
 
-  /** A random member that is dead in this view (not left): O(N), used only for reconnects. */
+  /**
+   * A random member that is dead in this view (not left), for reconnects: rejection sampling
+   * while the dead are at least a sixteenth of the records (O(1) expected), a scan without
+   * allocation otherwise (O(N), but then reconnects are rare: see `SwimMember`).
+   */
   randomDead(): MemberRecord | undefined {
-    const dead = this.list.filter((r) => r.state === 'dead');
-    return dead.length === 0 ? undefined : dead[randomInt(this.random, 0, dead.length)];
+    const dead = this.counts.dead;
+    if (dead === 0) return undefined;
+    const list = this.list;
+    if (16 * dead >= list.length) {
+      for (let attempt = 0; attempt < 64; attempt++) {
+        const record = list[randomInt(this.random, 0, list.length)] as MemberRecord;
+        if (record.state === 'dead') return record;
+      }
+    }
+    let pick = randomInt(this.random, 0, dead);
+    for (const record of list) {
+      if (record.state === 'dead' && pick-- === 0) return record;
+    }
+    return undefined;
   }
 
   /** Full state for push-pull and join-ack: one update per record, addresses included. */

@@ -30,7 +30,7 @@
  */
 import { assert, assertNever } from '../assert.js';
 import type { Generation, Incarnation, NodeId } from '../ids.js';
-import { randomInt, type Random } from '../random.js';
+import { randomChance, randomInt, type Random } from '../random.js';
 import { formatConfigProblems } from '../config.js';
 import { Awareness } from './awareness.js';
 import { BroadcastQueue } from './broadcast-queue.js';
@@ -47,6 +47,7 @@ import {
 } from './messages.js';
 import { sideMayAct, StableMembership, type AgedMember } from './oldest-leader.js';
 import { Suspicion } from './suspicion.js';
+import { SuspicionTimers } from './suspicion-timers.js';
 import {
   isLiveState, memberAge, type LeaderChangeReason, type MemberAge, type MemberState,
   type MembershipEvent, type SwimCounters, type SwimLeader, type SwimMemberInfo,
@@ -84,6 +85,13 @@ export const SWIM_RELAYS_MAX = 256;
 export const SWIM_OUTBOX_MAX = 100_000;
 /** Bytes kept free in a datagram for the message's own fields. */
 const DATAGRAM_HEADER_BYTES = 64;
+/**
+ * Most dead members remembered for a reconnect of their own (see `wantReconnect`); more wait
+ * for the next refusal. Small: each is one full-state exchange per reconnect period.
+ */
+const RECONNECTS_WANTED_MAX = 16;
+/** The updates of a message with nothing to piggyback (shared: most probes carry none). */
+const NO_UPDATES: readonly GossipUpdate[] = Object.freeze([]);
 
 interface ProbeState {
   readonly target: NodeId;
@@ -119,9 +127,7 @@ export class SwimMember {
   private readonly table: MemberTable;
   private readonly broadcasts = new BroadcastQueue();
   private readonly awareness: Awareness;
-  private readonly suspicions = new Map<NodeId, Suspicion>();
-  private suspicionDeadlineMinMs = Infinity;
-  private suspicionDeadlineStale = false;
+  private readonly suspicions = new SuspicionTimers();
   private readonly stable = new StableMembership();
   private readonly agedLookup = (id: NodeId): AgedMember | undefined => this.agedMember(id);
   private readonly relays = new Map<number, Relay>();
@@ -146,6 +152,11 @@ export class SwimMember {
   private memberRevived = false;
   /** The claim of the coordinator this member last followed (or made). */
   private followedClaim: CoordinatorClaim = { generation: 0 as Generation };
+  /**
+   * Dead members the next reconnects must try whatever the odds (see `reconnectNow`): members
+   * held dead here that others still hold alive, which only a full state from here repairs.
+   */
+  private readonly reconnectWanted = new Set<NodeId>();
   /** Since when `maybeClaim` has been waiting to hear from a newer claimer. */
   private claimBlockedSinceMs: number | undefined;
   private leaderNow: SwimLeader | undefined;
@@ -215,7 +226,6 @@ export class SwimMember {
     this.probe = undefined;
     this.relays.clear();
     this.suspicions.clear();
-    this.suspicionDeadlineStale = true;
     this.broadcasts.enqueue(toUpdate(self));
     // Tell a few members now rather than at the next gossip round.
     const fanout = Math.max(1, this.config.gossipFanout + this.config.indirectChecks);
@@ -508,7 +518,7 @@ export class SwimMember {
   }
 
   private answerPing(from: NodeId, seq: number): void {
-    this.send(from, { kind: 'ack', seq, updates: this.piggyback(undefined) });
+    this.send(from, { kind: 'ack', seq, updates: this.probeUpdates(undefined) });
   }
 
   private onAck(from: NodeId, seq: number, nowMs: number): void {
@@ -529,26 +539,29 @@ export class SwimMember {
       // SWIM §3.1: relay the target's ack to the member that asked.
       this.relays.delete(seq);
       this.send(relay.origin, {
-        kind: 'ack', seq: relay.originSeq, updates: this.piggyback(undefined),
+        kind: 'ack', seq: relay.originSeq, updates: this.probeUpdates(undefined),
       });
     }
   }
 
   private onPingReq(from: NodeId, originSeq: number, target: NodeId, nowMs: number): void {
     if (target === this.id) {
-      this.send(from, { kind: 'ack', seq: originSeq, updates: this.piggyback(undefined) });
+      this.send(from, { kind: 'ack', seq: originSeq, updates: this.probeUpdates(undefined) });
       return;
     }
     if (this.relays.size >= SWIM_RELAYS_MAX) return;
     const seq = ++this.seq;
     this.relays.set(seq, {
       origin: from, originSeq,
-      nackAtMs: nowMs + this.config.probeTimeoutMs,
+      // Half the probe timeout, so that the nack reaches the prober before its period ends:
+      // it sent the ping-req a probe timeout into a period at least twice that long. (A nack
+      // sent after a whole probe timeout arrived after the period, and was never counted.)
+      nackAtMs: nowMs + this.config.probeTimeoutMs / 2,
       expiresAtMs: nowMs + this.config.probeIntervalMs,
       nackSent: false,
     });
     this.counters.pingReqsServed++;
-    this.send(target, { kind: 'ping', seq, target, updates: this.piggyback(this.buddy(target)) });
+    this.send(target, { kind: 'ping', seq, target, updates: this.probeUpdates(this.buddy(target)) });
   }
 
   private onPushPull(from: NodeId, message: PushPullMessage, nowMs: number): void {
@@ -665,11 +678,13 @@ export class SwimMember {
       return;
     }
     // SWIM §4.2: only a higher incarnation overrides; at equal ones suspect and dead win.
-    if (update.incarnation <= record.incarnation) return;
+    if (update.incarnation <= record.incarnation && !this.equalRefutes(record, update)) return;
     if (record.state === 'dead') {
       if (update.age === record.age && this.mustReadmit(record)) {
-        // Tell it again that it is dead, and that it must rejoin younger.
+        // Tell it again that it is dead, and that it must rejoin younger: by gossip, and, as
+        // gossip stops reaching the dead after `gossipToTheDeadMs`, by the next reconnect.
         this.broadcasts.enqueue({ ...toUpdate(record), readmit: true });
+        this.wantReconnect(record.id);
         return;
       }
       // Back with a new age: admitted again (restarted, or rejoined after a partition); the
@@ -687,6 +702,15 @@ export class SwimMember {
     }
     this.changeState(record, 'alive', nowMs, undefined, []);
     this.broadcasts.enqueue(toUpdate(record));
+  }
+
+  /**
+   * MUTANT (test-only) `aliveAtEqualIncarnation`: an `alive` at the incarnation of a suspicion
+   * or a death verdict counts as a refutation of it.
+   */
+  private equalRefutes(record: MemberRecord, update: GossipUpdate): boolean {
+    return this.config.mutants.aliveAtEqualIncarnation && record.state !== 'alive'
+      && record.state !== 'left' && update.incarnation === record.incarnation;
   }
 
   /**
@@ -740,9 +764,7 @@ export class SwimMember {
   ): void {
     if (!isLiveState(record.state) || incarnation < record.incarnation) return;
     if (record.state === 'suspect' && incarnation === record.incarnation) {
-      const suspicion = this.suspicions.get(record.id);
-      if (suspicion !== undefined && suspicion.confirm(accuser)) {
-        this.noteSuspicionDeadline(suspicion.deadlineMs);
+      if (this.suspicions.confirm(record.id, accuser)) {
         this.broadcasts.enqueue({ ...toUpdate(record), by: accuser });
       }
       return;
@@ -759,6 +781,26 @@ export class SwimMember {
     this.broadcasts.enqueue(toUpdate(record));
   }
 
+  /**
+   * A failed probe in which not one helper answered, not even with a nack: the evidence is
+   * against this member's own messages (a latency spike, a loss burst, a starved process, the
+   * far side of a partition), not against the target (Lifeguard §4.1's reasoning, taken one
+   * step further). This member suspects the target on its own (its timer starts at
+   * suspicionMax) and tells the target, so that it refutes, but does not gossip the
+   * accusation: others neither adopt it nor count it as a confirmation. Without this, a
+   * latency spike over the probe timeout made every member accuse its target in the same
+   * period, and N accusations confirmed by each other outran their refutations
+   * (docs/gossip.md, "Storms"). A target that is really gone still dies: by this timer, or by
+   * the first prober whose helpers do answer.
+   */
+  private suspectQuietly(record: MemberRecord, nowMs: number): void {
+    if (record.state !== 'alive') return;
+    record.by = this.id;
+    this.changeState(record, 'suspect', nowMs, this.id, []);
+    this.startSuspicion(record, this.id, nowMs);
+    this.send(record.id, { kind: 'gossip', updates: [toUpdate(record)] });
+  }
+
   private startSuspicion(record: MemberRecord, accuser: NodeId, nowMs: number): void {
     const n = this.table.liveCount;
     const c = this.config;
@@ -766,9 +808,7 @@ export class SwimMember {
     const suspicion = new Suspicion(
       accuser, wanted, swimSuspicionMinMs(c, n), swimSuspicionMaxMs(c, n), nowMs,
     );
-    this.dropSuspicion(record.id);
     this.suspicions.set(record.id, suspicion);
-    this.noteSuspicionDeadline(suspicion.deadlineMs);
   }
 
   /** News about this member itself: SWIM §4.2, a member refutes by raising its incarnation. */
@@ -840,9 +880,16 @@ export class SwimMember {
     let incarnation: number = this.incarnation;
     for (const update of members) {
       if (update.member === this.id) incarnation = Math.max(incarnation, update.incarnation);
-      else this.adoptRecord(update, from, nowMs);
     }
     const age = memberAge(this.ageSeenMax + 1);
+    // Announced before the adopted view's events, so that observers can tell the records it
+    // takes over wholesale (which may revive a suspect at its own incarnation) from refutations.
+    this.emit({
+      kind: 'rejoined', atMs: nowMs, age, incarnation: (incarnation + 1) as Incarnation, via: from,
+    });
+    for (const update of members) {
+      if (update.member !== this.id) this.adoptRecord(update, from, nowMs);
+    }
     this.noteAge(age);
     this.incarnation = (incarnation + 1) as Incarnation;
     self.incarnation = this.incarnation;
@@ -850,9 +897,6 @@ export class SwimMember {
     this.setAge(self, age);
     this.minorityLatched = false;
     this.reasonHint = 'merge';
-    this.emit({
-      kind: 'rejoined', atMs: nowMs, age, incarnation: this.incarnation, via: from,
-    });
     this.broadcasts.enqueue(toUpdate(self));
   }
 
@@ -995,7 +1039,7 @@ export class SwimMember {
     };
     this.counters.probes++;
     this.send(target.id, {
-      kind: 'ping', seq, target: target.id, updates: this.piggyback(this.buddy(target.id)),
+      kind: 'ping', seq, target: target.id, updates: this.probeUpdates(this.buddy(target.id)),
     });
   }
 
@@ -1005,7 +1049,7 @@ export class SwimMember {
     const helpers = this.table.sampleLive(this.config.indirectChecks, [probe.target]);
     for (const helper of helpers) {
       this.send(helper.id, {
-        kind: 'ping-req', seq: probe.seq, target: probe.target, updates: this.piggyback(undefined),
+        kind: 'ping-req', seq: probe.seq, target: probe.target, updates: this.probeUpdates(undefined),
       });
     }
     // Lifeguard §4.3: each helper owes us an ack or a nack.
@@ -1022,7 +1066,19 @@ export class SwimMember {
       this.awareness.applyDelta(missed);
     }
     const record = this.table.get(probe.target);
-    if (record !== undefined) this.accuse(record, record.incarnation, this.id, nowMs);
+    if (record === undefined) return;
+    if (this.config.mutants.deadWithoutSuspicion && isLiveState(record.state)) {
+      // MUTANT (test-only): no suspicion, no chance to refute.
+      record.by = this.id;
+      this.changeState(record, 'dead', nowMs, this.id, [this.id]);
+      this.broadcasts.enqueue(toUpdate(record));
+      return;
+    }
+    if (this.config.lifeguard && probe.nacksExpected > 0 && probe.nacks === 0) {
+      this.suspectQuietly(record, nowMs);
+      return;
+    }
+    this.accuse(record, record.incarnation, this.id, nowMs);
   }
 
   private tickRelays(nowMs: number): void {
@@ -1034,7 +1090,7 @@ export class SwimMember {
         if (this.config.lifeguard) {
           this.counters.nacksSent++;
           this.send(relay.origin, {
-            kind: 'nack', seq: relay.originSeq, updates: this.piggyback(undefined),
+            kind: 'nack', seq: relay.originSeq, updates: this.probeUpdates(undefined),
           });
         }
       }
@@ -1042,17 +1098,10 @@ export class SwimMember {
   }
 
   private tickSuspicions(nowMs: number): void {
-    if (nowMs < this.suspicionDeadline()) return;
-    const expired: [NodeId, Suspicion][] = [];
-    for (const entry of this.suspicions) {
-      if (entry[1].deadlineMs <= nowMs) expired.push(entry);
-    }
-    for (const [id, suspicion] of expired) {
+    if (nowMs < this.suspicions.nextDeadlineMs()) return;
+    for (const [id, suspicion] of this.suspicions.takeExpired(nowMs)) {
       const record = this.table.get(id);
-      if (record === undefined || record.state !== 'suspect') {
-        this.dropSuspicion(id);
-        continue;
-      }
+      if (record === undefined || record.state !== 'suspect') continue;
       // SWIM §4.2: the suspicion timed out without a refutation: confirm the member dead.
       record.by = this.id;
       this.changeState(record, 'dead', nowMs, this.id, suspicion.evidence);
@@ -1083,9 +1132,37 @@ export class SwimMember {
     }
     if (c.reconnectIntervalMs > 0 && nowMs >= this.nextReconnectAtMs) {
       this.nextReconnectAtMs = nowMs + c.reconnectIntervalMs;
-      const dead = this.table.randomDead();
+      const wanted = this.takeWantedReconnect();
+      const dead = wanted ?? (this.reconnectNow() ? this.table.randomDead() : undefined);
       if (dead !== undefined) this.sendPushPull(dead.id, false);
     }
+  }
+
+  private wantReconnect(id: NodeId): void {
+    if (this.reconnectWanted.size < RECONNECTS_WANTED_MAX) this.reconnectWanted.add(id);
+  }
+
+  private takeWantedReconnect(): MemberRecord | undefined {
+    for (const id of this.reconnectWanted) {
+      this.reconnectWanted.delete(id);
+      const record = this.table.get(id);
+      if (record !== undefined && record.state === 'dead') return record;
+    }
+    return undefined;
+  }
+
+  /**
+   * Whether to try a dead member this reconnect period: with probability dead / live (at most
+   * 1), so that the whole cluster tries each dead member about once per period whatever N is
+   * (Serf's scaling). Every member trying every period sent each dead member N / dead full
+   * states per period: at 1,000 members, a member wrongly held dead received hundreds of
+   * push-pulls a second, each carrying the whole membership, and answered every one.
+   */
+  private reconnectNow(): boolean {
+    const dead = this.table.count('dead');
+    if (dead === 0) return false;
+    const live = Math.max(1, this.table.liveCount - 1);
+    return dead >= live || randomChance(this.random, dead / live);
   }
 
   /**
@@ -1111,7 +1188,7 @@ export class SwimMember {
     for (const relay of this.relays.values()) {
       next = Math.min(next, relay.nackSent ? relay.expiresAtMs : relay.nackAtMs);
     }
-    next = Math.min(next, this.suspicionDeadline());
+    next = Math.min(next, this.suspicions.nextDeadlineMs());
     if (this.gossipDue()) next = Math.min(next, this.nextGossipAtMs);
     if (this.config.pushPullIntervalMs > 0) next = Math.min(next, this.nextPushPullAtMs);
     if (this.config.reconnectIntervalMs > 0) next = Math.min(next, this.nextReconnectAtMs);
@@ -1300,8 +1377,16 @@ export class SwimMember {
     return record !== undefined && record.state === 'suspect' ? toUpdate(record) : undefined;
   }
 
+  /** What a probe, ack, ping-req or nack carries (SWIM §4.1: updates ride on every probe). */
+  private probeUpdates(first: GossipUpdate | undefined): readonly GossipUpdate[] {
+    // MUTANT (test-only) `noPiggyback`: probes travel empty.
+    if (this.config.mutants.noPiggyback) return NO_UPDATES;
+    return this.piggyback(first);
+  }
+
   /** Updates to piggyback on one datagram, within `piggybackMax` and `datagramBytesMax`. */
-  private piggyback(first: GossipUpdate | undefined): GossipUpdate[] {
+  private piggyback(first: GossipUpdate | undefined): readonly GossipUpdate[] {
+    if (first === undefined && this.broadcasts.size === 0) return NO_UPDATES;
     const c = this.config;
     let bytes = c.datagramBytesMax - DATAGRAM_HEADER_BYTES;
     let count = c.piggybackMax;
@@ -1312,32 +1397,14 @@ export class SwimMember {
       count--;
     }
     const limit = swimRetransmitLimit(c, this.table.liveCount);
-    for (const update of this.broadcasts.take(count, bytes, limit)) {
+    for (const update of this.broadcasts.take(count, bytes, limit, this.id)) {
       if (first === undefined || update.member !== first.member) out.push(update);
     }
     return out;
   }
 
   private dropSuspicion(id: NodeId): void {
-    const suspicion = this.suspicions.get(id);
-    if (suspicion === undefined) return;
     this.suspicions.delete(id);
-    if (suspicion.deadlineMs <= this.suspicionDeadlineMinMs) this.suspicionDeadlineStale = true;
-  }
-
-  private noteSuspicionDeadline(deadlineMs: number): void {
-    if (deadlineMs < this.suspicionDeadlineMinMs) this.suspicionDeadlineMinMs = deadlineMs;
-  }
-
-  /** The earliest suspicion deadline (recomputed only after the earliest one went away). */
-  private suspicionDeadline(): number {
-    if (this.suspicionDeadlineStale) {
-      let min = Infinity;
-      for (const suspicion of this.suspicions.values()) min = Math.min(min, suspicion.deadlineMs);
-      this.suspicionDeadlineMinMs = min;
-      this.suspicionDeadlineStale = false;
-    }
-    return this.suspicionDeadlineMinMs;
   }
 
   private send(to: NodeId, message: SwimMessage): void {

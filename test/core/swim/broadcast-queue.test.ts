@@ -1,6 +1,7 @@
 /**
- * swim: broadcast queue. Goal: one queued update per member, least-sent first, dropped after
- * the retransmit limit, within the count and byte budgets. Method: direct calls.
+ * swim: broadcast queue. Goal: one queued update per member, least-sent first and newest first
+ * among equally sent ones, this member's own update before everything, dropped after the
+ * retransmit limit, within the count and byte budgets. Method: direct calls.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -45,5 +46,25 @@ describe('swim: broadcast queue', () => {
     assert.equal(queue.take(5, 100_000, 4).length, 5);
     const fitted = queue.take(50, one * 3 + 1, 4);
     assert.equal(fitted.length, 3);
+  });
+
+  test('among updates sent equally often, the newest goes first (a backlog never delays it)', () => {
+    const queue = new BroadcastQueue();
+    for (let i = 0; i < 100; i++) queue.enqueue(alive(`old-${i}`, 1));
+    queue.enqueue(alive('refutation', 7));
+    assert.equal(queue.take(1, 10_000, 4)[0]?.member, 'refutation');
+    assert.equal(queue.take(1, 10_000, 4)[0]?.member, 'old-99');
+  });
+
+  test("the member's own update goes first whatever it was sent, until its limit", () => {
+    const queue = new BroadcastQueue();
+    queue.enqueue(alive('self', 2));
+    queue.take(1, 10_000, 3);
+    for (let i = 0; i < 50; i++) queue.enqueue(alive(`other-${i}`, 1));
+    const taken = queue.take(3, 10_000, 3, nodeId('self'));
+    assert.deepEqual(taken.map((u) => u.member), ['self', 'other-49', 'other-48']);
+    assert.equal(queue.take(3, 10_000, 3, nodeId('self'))[0]?.member, 'self');
+    assert.notEqual(queue.take(3, 10_000, 3, nodeId('self'))[0]?.member, 'self',
+      'sent its limit (3) times: gone');
   });
 });
