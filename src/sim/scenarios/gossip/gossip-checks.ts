@@ -6,9 +6,16 @@
  *   member ever holds a live member dead. Verdicts about a member on the far side of the
  *   scripted partition (until its merge bound) and about a process that restarted recently
  *   (they concern its previous life) are not false.
+ * - false-dead-bound: on every seed, under whatever loss, the lives of live members wrongly
+ *   ended stay within what the run's fault model allows (false-dead-bound.ts: base loss, loss
+ *   bursts, latency spikes, bad links, pauses and slow members, at a 10⁻⁶ false alarm rate).
+ *   Held with Lifeguard on; with Lifeguard off the figure is reported against it.
  * - leader-agreement and view-agreement: at the end of each scripted event's window (its
  *   bound), every member names the same live leader, and sees exactly the live members.
  * - one-coordinator-per-generation: no two members are ever named leader with one generation.
+ * - incarnation-order (SWIM §4.2): a member that held another suspect or dead at incarnation
+ *   i brings it back (alive, or joined again) only at an incarnation above i; the view a
+ *   member adopts wholesale when it rejoins after a partition is exempt.
  * - crash-dissemination: with no degrading fault meanwhile, every member that was live when a
  *   member crashed holds it dead within `disseminationBoundMs`.
  *
@@ -18,9 +25,13 @@
  * before the bound: "settled").
  */
 import type { NodeId } from '../../../core/ids.js';
-import type { MembershipEvent } from '../../../core/swim/index.js';
+import type { MembershipEvent, SwimConfig } from '../../../core/swim/index.js';
 import type { Violation } from '../../scenario.js';
 import type { Scheduler } from '../../scheduler.js';
+import type { NetworkFaults } from '../../sim-network.js';
+import {
+  falseDeadBound, type FalseDeadBound, type MemberFault, type NetworkStretch,
+} from './false-dead-bound.js';
 import type { GossipTimeline } from './gossip-plan.js';
 import type { GossipWorld, WorldObserver } from './gossip-world.js';
 
@@ -85,6 +96,12 @@ interface Watch {
 
 export interface CheckContext {
   readonly world: GossipWorld;
+  /** The members' config (Lifeguard on or off): the bound's timeouts and probe rates. */
+  readonly config: SwimConfig;
+  readonly members: number;
+  /** The network's faults at the start (base loss, latency). */
+  readonly baseFaults: NetworkFaults;
+  readonly badLinks: readonly { readonly member: NodeId; readonly lossRateExtra: number }[];
   readonly scheduler: Scheduler;
   readonly timeline: GossipTimeline;
   /** Whether verdicts can ever be judged quiet: zero base loss and no bad links. */
@@ -106,15 +123,73 @@ export class GossipChecks implements WorldObserver {
   private readonly disturbances: { fromMs: number; toMs: number }[] = [];
   private readonly claimers = new Map<number, NodeId>();
   private readonly falseIncidents = new Set<string>();
+  /** Per observer: members it holds suspect or dead, with the incarnation of the verdict. */
+  private readonly verdicts = new Map<NodeId, Map<NodeId, number>>();
+  /** When each observer last rejoined (its adopted view's events come at that instant). */
+  private readonly rejoinedAtMs = new Map<NodeId, number>();
+  private firstFalse: string | undefined;
+  private readonly networkChanges: { atMs: number; faults: NetworkFaults }[] = [];
+  private readonly memberFaults: MemberFault[] = [];
+  /** The bound this run was held to (set by `checkFalseDeadBound`). */
+  bound: FalseDeadBound | undefined;
   private partitionFromMs = Infinity;
   private partitionToMs = -Infinity;
   private watch: Watch | undefined;
 
   constructor(private readonly c: CheckContext) {}
 
+  /** What the script does between agreement windows (for progress lines). */
+  scriptPhase = 'warm-up';
+
+  /** The scripted phase now, for progress lines. */
+  get phase(): string {
+    return this.watch === undefined ? this.scriptPhase : `${this.watch.kind} (converging)`;
+  }
+
   /** A fault that can make live members look dead lasts over [fromMs, toMs]. */
   noteDisturbance(fromMs: number, toMs: number): void {
     this.disturbances.push({ fromMs, toMs });
+  }
+
+  /** The network's faults changed to `faults` now (loss bursts, latency spikes). */
+  noteNetwork(faults: NetworkFaults): void {
+    this.networkChanges.push({ atMs: this.c.scheduler.nowMs, faults });
+  }
+
+  /** A member is paused, or reads its messages late, for a while (the bound counts it). */
+  noteMemberFault(fault: MemberFault): void {
+    this.memberFaults.push(fault);
+  }
+
+  /**
+   * false-dead-bound: at the end of the run, the lives wrongly ended (incidents) against what
+   * the fault model allows.
+   */
+  checkFalseDeadBound(): void {
+    const stretches: NetworkStretch[] = [];
+    let fromMs = 0;
+    let faults = this.c.baseFaults;
+    for (const change of [...this.networkChanges, { atMs: this.c.scheduler.nowMs, faults }]) {
+      stretches.push({ durationMs: change.atMs - fromMs, faults });
+      fromMs = change.atMs;
+      faults = change.faults;
+    }
+    const bound = falseDeadBound({
+      config: this.c.config, members: this.c.members, stretches, badLinks: this.c.badLinks,
+      memberFaults: this.memberFaults,
+    });
+    this.bound = bound;
+    const incidents = this.falseDead.incidents;
+    // The bound is Lifeguard's promise (the shipped default). Plain SWIM, the baseline it is
+    // compared with, has fixed timeouts and accusers that never doubt themselves: its figure
+    // is reported against the same bound, not held to it.
+    if (incidents <= bound.allowed || !this.c.config.lifeguard) return;
+    this.violations.push({
+      checker: 'false-dead-bound', atMs: this.c.scheduler.nowMs,
+      message: `${this.c.label}${incidents} lives of live members wrongly ended (first: `
+        + `${this.firstFalse ?? '-'}), but the fault model allows ${bound.allowed} (expected `
+        + `${bound.expected.toPrecision(3)}; docs/gossip.md, "False deaths under loss")`,
+    });
   }
 
   /** Verdicts between the sides are expected from `fromMs` until `toMs`. */
@@ -202,6 +277,7 @@ export class GossipChecks implements WorldObserver {
   }
 
   onMemberEvent(observer: NodeId, event: MembershipEvent, nowMs: number): void {
+    this.checkIncarnationOrder(observer, event, nowMs);
     switch (event.kind) {
       case 'suspect': {
         const pending = this.pending.get(event.member);
@@ -264,6 +340,8 @@ export class GossipChecks implements WorldObserver {
     if (!this.falseIncidents.has(incident)) {
       this.falseIncidents.add(incident);
       this.falseDead.incidents++;
+      this.firstFalse ??= `${observer} holds ${target} dead at ${nowMs.toFixed(0)} ms (declared `
+        + `by ${event.declaredBy}, incarnation ${event.incarnation})`;
     }
     if (this.c.lossless && !this.disturbedWithin(nowMs - shadowMs, nowMs)) {
       this.violations.push({
@@ -274,6 +352,36 @@ export class GossipChecks implements WorldObserver {
           + `nothing degraded the run in the last ${shadowMs} ms`,
       });
     }
+  }
+
+  /** incarnation-order (see the module comment): O(1) per event. */
+  private checkIncarnationOrder(observer: NodeId, event: MembershipEvent, nowMs: number): void {
+    if (event.kind === 'rejoined') {
+      this.rejoinedAtMs.set(observer, nowMs);
+      return;
+    }
+    if (event.kind === 'joined' && event.member === observer) {
+      this.verdicts.delete(observer); // a fresh process: it remembers nothing
+      return;
+    }
+    let held = this.verdicts.get(observer);
+    if (event.kind === 'suspect' || event.kind === 'dead') {
+      if (held === undefined) this.verdicts.set(observer, (held = new Map()));
+      held.set(event.member, event.incarnation);
+      return;
+    }
+    if (event.kind === 'left') held?.delete(event.member);
+    if (event.kind !== 'alive' && event.kind !== 'joined') return;
+    const verdict = held?.get(event.member);
+    if (verdict === undefined) return;
+    held?.delete(event.member);
+    if (event.incarnation > verdict || this.rejoinedAtMs.get(observer) === nowMs) return;
+    this.violations.push({
+      checker: 'incarnation-order', atMs: nowMs,
+      message: `${this.c.label}${observer} held ${event.member} suspect or dead at incarnation `
+        + `${verdict} and took it back (${event.kind}) at incarnation ${event.incarnation}: only `
+        + 'a higher incarnation refutes (SWIM §4.2)',
+    });
   }
 
   // -------------------------------------------------------------------------------------

@@ -11,9 +11,11 @@ import { AssertionError } from '../../../core/assert.js';
 import type { NodeId } from '../../../core/ids.js';
 import type { SwimConfig, SwimMessage } from '../../../core/swim/index.js';
 import { Prng } from '../../prng.js';
-import type { Scenario, ScenarioOptions, SeedResult } from '../../scenario.js';
+import type {
+  Scenario, ScenarioOptions, SeedProgressListener, SeedResult,
+} from '../../scenario.js';
 import { Scheduler } from '../../scheduler.js';
-import { NETWORK_FAULTS_NONE, SimNetwork } from '../../sim-network.js';
+import { NETWORK_FAULTS_NONE, SimNetwork, type NetworkFaults } from '../../sim-network.js';
 import { TraceHash } from '../../trace-hash.js';
 import {
   GossipChecks, type AgreementSample, type CrashSample, type FalseDeadCounts,
@@ -36,6 +38,9 @@ export interface GossipRunFigures {
   readonly crashes: readonly CrashSample[];
   readonly agreements: readonly AgreementSample[];
   readonly falseDead: FalseDeadCounts;
+  /** The false-dead bound of this run: lives it may wrongly end, and the model's mean. */
+  readonly falseDeadAllowed: number;
+  readonly falseDeadExpected: number;
   /** Sum over members of the time their process was up. Unit: hours. */
   readonly memberHours: number;
   readonly messages: number;
@@ -58,20 +63,34 @@ export const gossipScenario: Scenario<GossipFigures> = {
   summary: 'SWIM membership with Lifeguard and the emergent leader: crash detection, false '
     + 'deaths, load, and leader agreement after a coordinator crash, a heal and a leave',
   flags: GOSSIP_FLAGS,
-  runSeed: (seed, options) => runGossipSeed(seed, options),
+  runSeed: (seed, options, progress) => runGossipSeed(seed, options, {}, progress),
   summarize: summarizeGossip,
 };
 
+/** Simulated time between two progress reports of a seed. Unit: ms. */
+const PROGRESS_CHUNK_MS = 10_000;
+
 export function runGossipSeed(
   seed: number, options: ScenarioOptions, overrides: GossipTestOverrides = {},
+  progress?: SeedProgressListener,
 ): SeedResult<GossipFigures> {
   const settings = gossipSettings(options);
   const root = new Prng(seed);
   const plan = drawGossipPlan(root.fork(), settings.members, gossipConfig(settings, true),
     settings.lossRate, settings.durationMs);
   const runSeedValue = root.nextUint32();
-  const runs = settings.lifeguardRuns.map((lifeguard) =>
-    runOnce(runSeedValue, plan, settings, lifeguard, overrides));
+  let eventsBefore = 0;
+  const runs = settings.lifeguardRuns.map((lifeguard) => {
+    const report = progress === undefined ? undefined
+      : (simulatedMs: number, events: number, phase: string): void => progress({
+        seed, simulatedMs, events: eventsBefore + events,
+        phase: `${settings.lifeguardRuns.length > 1 ? `lifeguard ${lifeguard ? 'on' : 'off'}, `
+          : ''}${phase}`,
+      });
+    const outcome = runOnce(runSeedValue, plan, settings, lifeguard, overrides, report);
+    eventsBefore += outcome.figures.events;
+    return outcome;
+  });
   const trace = new TraceHash();
   for (const run of runs) trace.mixString(run.figures.traceHash);
   const many = runs.length > 1;
@@ -98,9 +117,11 @@ interface RunOutcome {
   readonly violations: SeedResult<GossipFigures>['violations'];
 }
 
+type RunProgress = (simulatedMs: number, events: number, phase: string) => void;
+
 function runOnce(
   seed: number, plan: GossipPlan, settings: GossipSettings, lifeguard: boolean,
-  overrides: GossipTestOverrides,
+  overrides: GossipTestOverrides, progress: RunProgress | undefined,
 ): RunOutcome {
   const prng = new Prng(seed);
   const scheduler = new Scheduler();
@@ -129,6 +150,8 @@ function runOnce(
   const checks = new GossipChecks({
     world, scheduler, timeline: plan.timeline, label,
     lossless: plan.lossRate === 0 && plan.badLinks.length === 0,
+    config, members: settings.members, baseFaults: network.currentFaults,
+    badLinks: plan.badLinks,
   });
   let finished = false;
   world.start(checks);
@@ -137,9 +160,13 @@ function runOnce(
   });
   const stopAtViolation = overrides.stopAtFirstViolation === true;
   const limitMs = Math.min(plan.timeline.limitMs, overrides.cutAtMs ?? Infinity);
+  const stop = (): boolean => finished || (stopAtViolation && checks.violations.length > 0);
   try {
-    scheduler.runUntil(limitMs,
-      () => finished || (stopAtViolation && checks.violations.length > 0));
+    // In chunks, to report progress; the same events run in the same order either way.
+    for (let untilMs = PROGRESS_CHUNK_MS; ; untilMs += PROGRESS_CHUNK_MS) {
+      if (scheduler.runUntil(Math.min(untilMs, limitMs), stop) || untilMs >= limitMs) break;
+      progress?.(scheduler.nowMs, scheduler.eventsRun, checks.phase);
+    }
   } catch (error) {
     // The simulator reports a programmer error with its seed instead of dying (STYLE.md).
     if (!(error instanceof AssertionError)) throw error;
@@ -154,6 +181,7 @@ function runOnce(
     });
   }
   checks.finishAll();
+  checks.checkFalseDeadBound();
   world.harvestAll();
   const t = world.totals;
   return {
@@ -162,6 +190,8 @@ function runOnce(
       lifeguard, traceHash: trace.digest(), events: scheduler.eventsRun,
       simulatedMs: scheduler.nowMs,
       crashes: checks.crashes, agreements: checks.agreements, falseDead: checks.falseDead,
+      falseDeadAllowed: checks.bound?.allowed ?? 0,
+      falseDeadExpected: checks.bound?.expected ?? 0,
       memberHours: t.upMs / 3_600_000, messages: t.messages, bytes: t.bytes,
       invalidMessages: t.invalidMessages, refutations: t.refutations, rejoins: checks.rejoins,
     },
@@ -201,6 +231,7 @@ function script(
     minority.add(coordinator());
     network.partition([[...minority], plan.ids.filter((id) => !minority.has(id))]);
     const fromMs = scheduler.nowMs;
+    checks.scriptPhase = 'partition';
     checks.notePartition(fromMs, fromMs + t.partitionMs + t.healAgreementBoundMs);
     later(t.partitionMs, () => {
       network.heal();
@@ -235,6 +266,7 @@ class FaultInjector {
     const t = this.plan.timeline;
     this.crashesDown = 0;
     this.spanOver = false;
+    this.checks.scriptPhase = `fault segment ${index + 1}`;
     const whenQuiet = (): void => {
       if (!this.spanOver || this.crashesDown > 0) return;
       this.checks.watchAgreement('faults', t.agreementBoundMs, next);
@@ -274,10 +306,12 @@ class FaultInjector {
       case 'pause':
         world.pause(fault.member, fault.durationMs);
         this.disturbed(fault.durationMs);
+        checks.noteMemberFault(fault);
         return;
       case 'slow':
         world.setInboundDelay(fault.member, fault.inboundDelayMs);
         this.disturbed(fault.durationMs);
+        checks.noteMemberFault(fault);
         scheduler.schedule(fault.durationMs, () => world.setInboundDelay(fault.member, 0));
         return;
       case 'loss-burst':
@@ -301,11 +335,15 @@ class FaultInjector {
   ): void {
     const network = this.network;
     const base = network.currentFaults;
+    const set = (faults: NetworkFaults): void => {
+      network.setFaults(faults);
+      this.checks.noteNetwork(faults);
+    };
     if (fault.kind === 'loss-burst') {
-      network.setFaults({ ...base, lossRate: Math.max(base.lossRate, fault.lossRate) });
+      set({ ...base, lossRate: Math.max(base.lossRate, fault.lossRate) });
     } else {
       const extraMs = fault.latencyMsExtra;
-      network.setFaults({
+      set({
         ...base,
         latencyMsMin: base.latencyMsMin + extraMs / 2,
         latencyMsMeanExtra: base.latencyMsMeanExtra + extraMs / 2,
@@ -313,6 +351,6 @@ class FaultInjector {
       });
     }
     this.disturbed(fault.durationMs);
-    this.scheduler.schedule(fault.durationMs, () => network.setFaults(base));
+    this.scheduler.schedule(fault.durationMs, () => set(base));
   }
 }

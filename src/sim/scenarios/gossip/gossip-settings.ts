@@ -4,8 +4,8 @@
  */
 import { assert } from '../../../core/assert.js';
 import {
-  SPLIT_BRAIN_STRATEGIES, SWIM_DEFAULTS_LAN, SWIM_DEFAULTS_LOCAL, type SplitBrainStrategy,
-  type SwimConfig,
+  SPLIT_BRAIN_STRATEGIES, SWIM_DEFAULTS_LAN, SWIM_DEFAULTS_LOCAL, SWIM_NO_MUTANTS,
+  type SplitBrainStrategy, type SwimConfig, type SwimMutants,
 } from '../../../core/swim/index.js';
 import type { ScenarioFlag, ScenarioOptions } from '../../scenario.js';
 
@@ -13,6 +13,7 @@ export const GOSSIP_MEMBERS_MAX = 5000;
 export const LIFEGUARD_CHOICES = ['on', 'off', 'both'] as const;
 export const PROFILE_CHOICES = ['local', 'lan'] as const;
 export type GossipProfile = (typeof PROFILE_CHOICES)[number];
+export const GOSSIP_MUTANT_NAMES = Object.keys(SWIM_NO_MUTANTS) as (keyof SwimMutants)[];
 
 export const GOSSIP_FLAGS: readonly ScenarioFlag[] = [
   {
@@ -40,6 +41,10 @@ export const GOSSIP_FLAGS: readonly ScenarioFlag[] = [
     name: 'profile', kind: 'string', defaultValue: 'local', choices: PROFILE_CHOICES,
     description: 'SWIM timing profile: local (200 ms probes) or lan (memberlist, 1 s probes)',
   },
+  {
+    name: 'mutant', kind: 'string', defaultValue: undefined, choices: GOSSIP_MUTANT_NAMES,
+    description: 'TEST-ONLY: plant a known SWIM bug (the run must fail)',
+  },
 ];
 
 export interface GossipSettings {
@@ -52,6 +57,8 @@ export interface GossipSettings {
   readonly lifeguardRuns: readonly boolean[];
   readonly strategy: SplitBrainStrategy;
   readonly profile: GossipProfile;
+  /** The planted bug, if any (TEST-ONLY). */
+  readonly mutant: keyof SwimMutants | undefined;
 }
 
 /** Test-only knobs: to prove that the checkers bite, and to keep tests short. */
@@ -82,6 +89,9 @@ export function gossipSettings(options: ScenarioOptions): GossipSettings {
     () => `strategy: ${String(strategy)}`);
   const profile = options['profile'] ?? 'local';
   assert(PROFILE_CHOICES.includes(profile as GossipProfile), () => `profile: ${String(profile)}`);
+  const mutant = options['mutant'];
+  assert(mutant === undefined || GOSSIP_MUTANT_NAMES.includes(mutant as keyof SwimMutants),
+    () => `mutant: ${String(mutant)}`);
   return {
     members,
     lossRate: loss,
@@ -89,6 +99,7 @@ export function gossipSettings(options: ScenarioOptions): GossipSettings {
     lifeguardRuns: lifeguard === 'both' ? [true, false] : [lifeguard === 'on'],
     strategy: strategy as SplitBrainStrategy,
     profile: profile as GossipProfile,
+    mutant: mutant as keyof SwimMutants | undefined,
   };
 }
 
@@ -98,6 +109,8 @@ export function gossipConfig(settings: GossipSettings, lifeguard: boolean): Swim
   return {
     ...base,
     lifeguard,
+    mutants: settings.mutant === undefined
+      ? SWIM_NO_MUTANTS : { ...SWIM_NO_MUTANTS, [settings.mutant]: true },
     splitBrainStrategy: settings.strategy,
     // More than half of the full cluster: two sides of a split can never both reach it.
     staticQuorumSize: settings.strategy === 'static-quorum'

@@ -7,6 +7,7 @@
 import type { ScenarioOptions, SeedResult, SummaryReport } from '../../scenario.js';
 import { formatNumber, quantile } from '../../stats.js';
 import type { LeaderEventKind } from './gossip-checks.js';
+import { rateInterval, rateRatioInterval, type Interval } from './rate-intervals.js';
 import type { GossipFigures, GossipRunFigures } from './gossip-scenario.js';
 import { gossipSettings } from './gossip-settings.js';
 
@@ -37,6 +38,11 @@ interface LifeguardSummary {
   readonly falseDeadViewsPer100MemberHours: number;
   readonly falseDeadDeclarationsPer100MemberHours: number;
   readonly falseDeadIncidentsPer100MemberHours: number;
+  /** 95 % interval of the incident rate (Garwood). Unit: per 100 member-hours. */
+  readonly falseDeadIncidentsCi95: Interval;
+  /** Runs whose incidents exceeded the false-dead bound (held only with Lifeguard on). */
+  readonly runsOverBound: number;
+  readonly falseDeadAllowed: number;
   readonly partitionVerdicts: number;
   readonly messagesPerMemberPerS: number;
   readonly bytesPerMemberPerS: number;
@@ -102,6 +108,10 @@ function summarizeRuns(lifeguard: boolean, runs: readonly GossipRunFigures[]): L
     falseDeadViewsPer100MemberHours: per100(views),
     falseDeadDeclarationsPer100MemberHours: per100(declarations),
     falseDeadIncidentsPer100MemberHours: per100(incidents),
+    falseDeadIncidentsCi95: memberHours > 0 ? rateInterval(incidents, memberHours, 100)
+      : { low: 0, high: Infinity },
+    runsOverBound: runs.filter((r) => r.falseDead.incidents > r.falseDeadAllowed).length,
+    falseDeadAllowed: sum((r) => r.falseDeadAllowed),
     partitionVerdicts: sum((r) => r.falseDead.partitionViews),
     messagesPerMemberPerS: memberSeconds > 0 ? sum((r) => r.messages) / memberSeconds : 0,
     bytesPerMemberPerS: memberSeconds > 0 ? sum((r) => r.bytes) / memberSeconds : 0,
@@ -134,6 +144,10 @@ function summaryLines(s: LifeguardSummary): string[] {
       + `${formatNumber(s.falseDeadViewsPer100MemberHours)} member views `
       + `(${s.falseDeadDeclarations} / ${s.falseDeadIncidents} / ${s.falseDeadViews}; `
       + `${s.refutations} refutations; ${s.partitionVerdicts} verdicts across the partition)`,
+    `  lives wrongly ended: ${formatNumber(s.falseDeadIncidentsPer100MemberHours)} per 100 `
+      + `member-hours, 95 % interval ${interval(s.falseDeadIncidentsCi95)}; false-dead bound: `
+      + `${s.falseDeadIncidents} of ${s.falseDeadAllowed} allowed, over it on ${s.runsOverBound} `
+      + `of the runs${s.lifeguard ? '' : ' (reported, not held: plain SWIM)'}`,
     `  load: ${formatNumber(s.messagesPerMemberPerS, 1)} messages and `
       + `${formatNumber(s.bytesPerMemberPerS, 0)} bytes per member per second; `
       + `${s.invalidMessages} invalid messages dropped; ${s.rejoins} rejoins after the heal`,
@@ -145,19 +159,27 @@ function summaryLines(s: LifeguardSummary): string[] {
 function comparisonLine(on: LifeguardSummary, off: LifeguardSummary): string {
   const ratio = (a: number, b: number): string =>
     `${a} vs ${b}` + (a > 0 && b > a ? `, ${formatNumber(b / a, 1)}× fewer with Lifeguard` : '');
+  const offOverOn = rateRatioInterval(off.falseDeadIncidents, off.memberHours,
+    on.falseDeadIncidents, on.memberHours);
   return `Lifeguard on vs off, same faults: false 'dead' declarations `
     + `${formatNumber(on.falseDeadDeclarationsPer100MemberHours)} vs `
     + `${formatNumber(off.falseDeadDeclarationsPer100MemberHours)} per 100 member-hours `
     + `(${ratio(on.falseDeadDeclarations, off.falseDeadDeclarations)}), lives wrongly ended `
     + `${formatNumber(on.falseDeadIncidentsPer100MemberHours)} vs `
     + `${formatNumber(off.falseDeadIncidentsPer100MemberHours)} `
-    + `(${ratio(on.falseDeadIncidents, off.falseDeadIncidents)}); first 'dead' p50 `
+    + `(${ratio(on.falseDeadIncidents, off.falseDeadIncidents)}; off/on 95 % interval `
+    + `${interval(offOverOn)}); first 'dead' p50 `
     + `${seconds(on.firstDeadMs.p50)} vs ${seconds(off.firstDeadMs.p50)} (Lifeguard trades `
     + 'detection time for accuracy)';
 }
 
 function percentiles(values: readonly number[]): Percentiles {
   return { p50: quantile(values, 0.5), p99: quantile(values, 0.99), count: values.length };
+}
+
+function interval(i: Interval): string {
+  const f = (x: number): string => (Number.isFinite(x) ? formatNumber(x, 2) : '∞');
+  return `[${f(i.low)}, ${f(i.high)}]`;
 }
 
 function seconds(ms: number | undefined): string {
