@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
   BENCH_DEFAULTS, FAILOVER_FAULTS, type BenchContext, type BenchOptions, type FailoverFault,
+  type Reference,
 } from './lib/context.js';
 import { ensureBuilt, environment } from './lib/environment.js';
 import { ensureEtcd } from './lib/etcd-cluster.js';
@@ -27,7 +28,7 @@ const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
  */
 const STOP_GRACE_MS = 8_000;
 
-const USAGE = `usage: npm run bench -- <suite>... [--vs etcd] [options]
+const USAGE = `usage: npm run bench -- <suite>... [--vs etcd|memberlist] [options]
 
 suites:
 ${[...SUITES.map((s) => `  ${s.name.padEnd(9)} ${s.summary}`),
@@ -36,6 +37,9 @@ ${[...SUITES.map((s) => `  ${s.name.padEnd(9)} ${s.summary}`),
 options:
   --vs etcd        also start a 3-member etcd cluster (installed with apt-get when missing)
                    and print Conclave/etcd ratios
+  --vs memberlist  gossip only: N real members of Conclave and of hashicorp/memberlist
+                   (Go and memberlist installed with apt-get when missing) through the same
+                   loss, with Conclave/memberlist ratios
   --warmup-s S     warm-up before each window (default ${BENCH_DEFAULTS.warmupMs / 1000})
   --window-s S     measured window (default ${BENCH_DEFAULTS.windowMs / 1000};
                    the idle suite's default is ${BENCH_DEFAULTS.idleWindowMs / 1000})
@@ -45,10 +49,12 @@ options:
   --fault F        how failover takes the leader out: kill (kill -9: sockets reset) or stop
                    (SIGSTOP: it goes silent, sockets open; results in failover-stop.json|svg)
                    (default ${BENCH_DEFAULTS.failoverFault})
-  --members N      simulated members in gossip (default ${BENCH_DEFAULTS.gossipMembers})
+  --members N      simulated members in gossip (default ${BENCH_DEFAULTS.gossipMembers};
+                   with --vs memberlist: real members of each system, default 100)
   --peer-tls       mutual TLS between peers of both systems (Conclave --peer-cert/-key/-ca,
                    etcd --peer-cert-file/--peer-key-file/--peer-trusted-ca-file and
                    --peer-client-cert-auth); put writes put-peer-tls.json|svg
+  --loss P         gossip --vs memberlist: datagram loss ratio (default ${BENCH_DEFAULTS.gossipLoss})
   --out DIR        where results go (default bench/results)
   --keep-data      keep the members' data directories and logs
   --cpu-prof       run Conclave's servers under node --cpu-prof (profiles in <out>/profiles/)
@@ -59,6 +65,7 @@ Each suite prints one final line; JSON and an SVG chart go to <out>/<suite>.json
 interface Cli {
   readonly suites: readonly string[];
   readonly systems: readonly SystemName[];
+  readonly reference: Reference | undefined;
   readonly options: BenchOptions;
   readonly outDir: string;
   readonly keepData: boolean;
@@ -71,7 +78,7 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
     options: {
       vs: { type: 'string' }, 'warmup-s': { type: 'string' }, 'window-s': { type: 'string' },
       inflight: { type: 'string' }, kills: { type: 'string' }, out: { type: 'string' },
-      members: { type: 'string' }, fault: { type: 'string' },
+      members: { type: 'string' }, fault: { type: 'string' }, loss: { type: 'string' },
       'keep-data': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' },
       'peer-tls': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -84,9 +91,13 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
     if (name in LATER_SUITES) problems.push(`suite ${name} is planned but not written yet`);
     else if (!SUITES.some((s) => s.name === name)) problems.push(`no suite named ${name}`);
   }
-  if (values.vs !== undefined && values.vs !== 'etcd') {
-    problems.push(`--vs takes etcd, not ${values.vs}`);
+  if (values.vs !== undefined && values.vs !== 'etcd' && values.vs !== 'memberlist') {
+    problems.push(`--vs takes etcd or memberlist, not ${values.vs}`);
   }
+  if (values.vs === 'memberlist' && positionals.some((name) => name !== 'gossip')) {
+    problems.push('--vs memberlist compares the gossip suite only');
+  }
+  const reference = values.vs as Reference | undefined;
   const fault = values.fault ?? BENCH_DEFAULTS.failoverFault;
   if (!FAILOVER_FAULTS.includes(fault as FailoverFault)) {
     problems.push(`--fault takes ${FAILOVER_FAULTS.join(' or ')}, not ${fault}`);
@@ -112,14 +123,17 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
     failoverFault: fault as FailoverFault,
     idleWindowMs: values['window-s'] === undefined ? BENCH_DEFAULTS.idleWindowMs : windowMs,
     // The gossip scenario's own bounds: at least 8 members, at most 5,000.
-    gossipMembers:
-      Math.round(number('--members', values.members, BENCH_DEFAULTS.gossipMembers, 8)),
+    gossipMembers: Math.round(number('--members', values.members,
+      reference === 'memberlist' ? 100 : BENCH_DEFAULTS.gossipMembers, 8)),
+    gossipLoss: number('--loss', values.loss, BENCH_DEFAULTS.gossipLoss, 0),
     peerTls: values['peer-tls'] === true,
   };
+  if (options.gossipLoss >= 0.9) problems.push('--loss must be below 0.9');
   if (problems.length > 0) return problems.join('; ');
   return {
     suites: positionals,
     systems: values.vs === 'etcd' ? ['conclave', 'etcd'] : ['conclave'],
+    reference,
     options,
     outDir: resolve(values.out ?? join(REPO_ROOT, 'bench', 'results')),
     keepData: values['keep-data'] === true,
@@ -165,7 +179,8 @@ async function runSuites(cli: Cli): Promise<number> {
   process.once('exit', () => processes.killAllNow());
   const cpuProfileDir = cli.cpuProfile ? join(cli.outDir, 'profiles') : undefined;
   const context: BenchContext = {
-    processes, workDir, systems: cli.systems, options: cli.options, cpuProfileDir, say,
+    processes, workDir, systems: cli.systems, reference: cli.reference, options: cli.options,
+    cpuProfileDir, say,
   };
   mkdirSync(cli.outDir, { recursive: true });
   try {

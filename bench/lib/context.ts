@@ -41,6 +41,11 @@ export interface BenchOptions {
   readonly gossipMembers: number;
   /** Mutual TLS between peers of both systems (`--peer-tls`). Default: false. */
   readonly peerTls: boolean;
+  /**
+   * Datagram loss of `gossip --vs memberlist`: every member of both systems drops each datagram
+   * it sends with this probability. Default: 0.01 (the README's simulated base loss). Unit: ratio.
+   */
+  readonly gossipLoss: number;
 }
 
 export const BENCH_DEFAULTS: BenchOptions = Object.freeze({
@@ -52,7 +57,11 @@ export const BENCH_DEFAULTS: BenchOptions = Object.freeze({
   idleWindowMs: 30_000,
   gossipMembers: 1_000,
   peerTls: false,
+  gossipLoss: 0.01,
 });
+
+/** What `--vs` compares Conclave with: etcd (most suites) or memberlist (gossip). */
+export type Reference = 'etcd' | 'memberlist';
 
 export interface BenchContext {
   readonly processes: ProcessGroup;
@@ -60,6 +69,8 @@ export interface BenchContext {
   readonly workDir: string;
   /** Conclave alone, or Conclave and etcd (`--vs etcd`). */
   readonly systems: readonly SystemName[];
+  /** `--vs`: the reference system, if any (memberlist only means something to gossip). */
+  readonly reference: Reference | undefined;
   readonly options: BenchOptions;
   /** When set, Conclave's servers are profiled (node --cpu-prof) into subfolders of this. */
   readonly cpuProfileDir: string | undefined;

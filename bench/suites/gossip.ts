@@ -10,6 +10,7 @@ import { CONCLAVE_BIN } from '../lib/conclave-cluster.js';
 import type { BenchContext, Suite, SuiteOutcome } from '../lib/context.js';
 import { fmt, ratio } from '../lib/stats.js';
 import { gossipChart } from './gossip-chart.js';
+import { gossipVsMemberlist } from './gossip-memberlist.js';
 
 /**
  * The seeds measured. The scenario draws each seed's faults from the seed; every seed has
@@ -91,6 +92,7 @@ export const gossipSuite: Suite = {
   name: 'gossip',
   summary: 'simulated SWIM (--members): detection, false deaths, load; Lifeguard on/off',
   async run(context: BenchContext): Promise<SuiteOutcome> {
+    if (context.reference === 'memberlist') return gossipVsMemberlist(context);
     const runs: GossipRun[] = [];
     for (const condition of GOSSIP_CONDITIONS) {
       runs.push(...await simulate(context, condition));
