@@ -50,11 +50,13 @@ options:
                    (SIGSTOP: it goes silent, sockets open; results in failover-stop.json|svg)
                    (default ${BENCH_DEFAULTS.failoverFault})
   --members N      simulated members in gossip (default ${BENCH_DEFAULTS.gossipMembers};
-                   with --vs memberlist: real members of each system, default 100)
+                   with --vs memberlist: real members of each system, default 100;
+                   gossip-processes: real members, default 100)
   --peer-tls       mutual TLS between peers of both systems (Conclave --peer-cert/-key/-ca,
                    etcd --peer-cert-file/--peer-key-file/--peer-trusted-ca-file and
                    --peer-client-cert-auth); put writes put-peer-tls.json|svg
-  --loss P         gossip --vs memberlist: datagram loss ratio (default ${BENCH_DEFAULTS.gossipLoss})
+  --loss P         gossip --vs memberlist: datagram loss ratio
+                   (default ${BENCH_DEFAULTS.gossipLoss})
   --out DIR        where results go (default bench/results)
   --keep-data      keep the members' data directories and logs
   --cpu-prof       run Conclave's servers under node --cpu-prof (profiles in <out>/profiles/)
@@ -123,8 +125,10 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
     failoverFault: fault as FailoverFault,
     idleWindowMs: values['window-s'] === undefined ? BENCH_DEFAULTS.idleWindowMs : windowMs,
     // The gossip scenario's own bounds: at least 8 members, at most 5,000.
+    // Real members (--vs memberlist, gossip-processes) default to 100; simulated ones to 1,000.
     gossipMembers: Math.round(number('--members', values.members,
-      reference === 'memberlist' ? 100 : BENCH_DEFAULTS.gossipMembers, 8)),
+      reference === 'memberlist' || positionals.every((name) => name === 'gossip-processes')
+        ? 100 : BENCH_DEFAULTS.gossipMembers, 8)),
     gossipLoss: number('--loss', values.loss, BENCH_DEFAULTS.gossipLoss, 0),
     peerTls: values['peer-tls'] === true,
   };

@@ -59,6 +59,8 @@ export class GossipHosts {
   readonly views = new Map<string, View>();
   readonly addresses = new Map<string, string>();
   readonly ages = new Map<string, number>();
+  /** The generation of the leader each member names. */
+  readonly generations = new Map<string, number | undefined>();
   /** Members stopped on purpose (closed, or their process killed). */
   readonly killed = new Set<string>();
   /** Every own suspicion and own death declaration of each member (epoch ms, in order). */
@@ -115,7 +117,8 @@ export class GossipHosts {
       const timer = setTimeout(() => {
         this.waiters.delete(check);
         const tails = this.hosts.map((h) => `${h.label}: ${h.stderr.slice(-400)}`).join('\n');
-        reject(new Error(`${this.system}: ${what} did not happen within ${deadlineMs} ms\n${tails}`));
+        reject(new Error(
+          `${this.system}: ${what} did not happen within ${deadlineMs} ms\n${tails}`));
       }, deadlineMs);
       this.waiters.add(check);
     });
@@ -215,6 +218,7 @@ export class GossipHosts {
         return;
       case 'leader':
         view.leader = line.leader ?? null;
+        this.generations.set(self, line.generation ?? undefined);
         return;
       default:
     }

@@ -5,6 +5,7 @@
 import type { Suite } from '../lib/context.js';
 import { failoverSuite } from './failover.js';
 import { gossipSuite } from './gossip.js';
+import { gossipProcessesSuite } from './gossip-processes.js';
 import { idleSuite } from './idle.js';
 import { leaseSuite } from './lease.js';
 import { putSuite } from './put.js';
@@ -15,7 +16,7 @@ import { stallSuite } from './stall.js';
 
 export const SUITES: readonly Suite[] = [
   putSuite, failoverSuite, readSuite, leaseSuite, idleSuite, gossipSuite, stallSuite,
-  snapshotSuite, soakSuite,
+  snapshotSuite, soakSuite, gossipProcessesSuite,
 ];
 
 /** Suites planned but not written yet, with what each will measure (none at the moment). */
