@@ -62,7 +62,19 @@ export interface SimNetworkOptions<M> {
   readonly describe: (message: M) => string;
   /** The message's size on the wire, for load figures. Unit: bytes. */
   readonly sizeBytes: (message: M) => number;
+  /**
+   * How loss treats stream messages. 'drop' (default): lost like a datagram, as a reset
+   * connection loses what was in flight. 'retransmit': as TCP does it, each loss delays the
+   * message by `streamRetransmitMs` instead (up to 8 tries, then it is lost), so a protocol
+   * that sends a stream message once (a join answer) is not judged on datagram loss.
+   */
+  readonly streamLoss?: 'drop' | 'retransmit';
 }
+
+/** TCP's minimum retransmission timeout on Linux (RTO_MIN). Unit: ms. */
+export const STREAM_RETRANSMIT_MS = 200;
+/** Tries of a stream message under 'retransmit' before it counts as lost. */
+const STREAM_TRIES_MAX = 8;
 
 interface Endpoint<M> {
   handler: TransportHandler<M> | undefined;
@@ -183,17 +195,34 @@ export class SimNetwork<M> {
     perNode.bytes += size;
     const quality = this.qualityOf(from, to);
     const lossRate = Math.min(0.99, this.faults.lossRate + (quality?.lossRateExtra ?? 0));
-    if (target === undefined || this.isBlocked(from, to) || randomChance(this.prng, lossRate)) {
+    if (target === undefined || this.isBlocked(from, to)) {
+      this.stats.dropped++;
+      return;
+    }
+    let retransmitMs = 0;
+    if (stream && this.options.streamLoss === 'retransmit') {
+      let tries = 1;
+      while (tries <= STREAM_TRIES_MAX && randomChance(this.prng, lossRate)) tries++;
+      retransmitMs = (tries - 1) * STREAM_RETRANSMIT_MS;
+      if (tries > STREAM_TRIES_MAX) {
+        this.stats.dropped++;
+        return;
+      }
+    } else if (randomChance(this.prng, lossRate)) {
       this.stats.dropped++;
       return;
     }
     const copies = randomChance(this.prng, this.faults.duplicateRate) ? 2 : 1;
     if (copies === 2) this.stats.duplicated++;
-    for (let i = 0; i < copies; i++) this.scheduleDelivery(from, to, target, message, stream);
+    for (let i = 0; i < copies; i++) {
+      this.scheduleDelivery(from, to, target, message, stream, retransmitMs);
+    }
   }
 
-  private scheduleDelivery(from: NodeId, to: NodeId, target: Endpoint<M>, message: M, stream: boolean): void {
-    let delayMs = this.drawLatencyMs(this.qualityOf(from, to)?.latencyMsMeanExtra ?? 0);
+  private scheduleDelivery(
+    from: NodeId, to: NodeId, target: Endpoint<M>, message: M, stream: boolean, extraMs: number,
+  ): void {
+    let delayMs = extraMs + this.drawLatencyMs(this.qualityOf(from, to)?.latencyMsMeanExtra ?? 0);
     if (stream && !this.faults.reorderStreams) {
       const key = linkKey(from, to);
       const tailMs = this.linkTailMs.get(key) ?? 0;

@@ -132,6 +132,8 @@ function runOnce(
     // shows in them within a few messages. Bytes come from the members' own counters.
     describe: (message) => message.kind,
     sizeBytes: () => 0,
+    // Joins and push-pulls travel over TCP in the real transport: loss delays them.
+    streamLoss: 'retransmit',
   });
   for (const { member, lossRateExtra } of plan.badLinks) {
     for (const other of plan.ids) {
