@@ -167,6 +167,8 @@ export class Nemesis {
       for (const id of this.target.nodeIds) {
         const rate = (2 * randomFloat(this.prng) - 1) * this.plan.driftRateMax;
         this.target.setDriftRate(id, rate);
+        this.scheduler.recorder?.note({ kind: 'drift', atMs: this.scheduler.nowMs, node: id,
+          driftRate: rate });
       }
     }
     this.scheduleNext();
@@ -206,6 +208,12 @@ export class Nemesis {
     const down = this.target.nodeIds.length - up.length;
     if (up.length === 0 || down >= this.plan.crashedMax) return;
     const id = up[randomInt(this.prng, 0, up.length)]!;
+    // The replay view may switch a fault off: its draws are made all the same, in the same
+    // order, so every later fault of the seed stays as it was.
+    if (!this.allowed()) {
+      randomFloat(this.prng);
+      return;
+    }
     this.target.crash(id);
     this.counts.crashes++;
     this.nodeDisturbedEndMs.set(id, Infinity);
@@ -221,6 +229,7 @@ export class Nemesis {
     if (up.length === 0) return;
     const id = up[randomInt(this.prng, 0, up.length)]!;
     const durationMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.pauseMsMax);
+    if (!this.allowed()) return;
     this.target.pause(id, durationMs);
     this.counts.pauses++;
     const endMs = this.scheduler.nowMs + durationMs;
@@ -230,29 +239,15 @@ export class Nemesis {
   private injectPartition(): void {
     if (this.partitionActive) return;
     const network = this.target.network;
-    const ids = shuffle(this.prng, [...this.target.nodeIds]);
-    const shape = randomInt(this.prng, 0, 4);
-    if (shape === 0) {
-      // Halves (or any split): two sides that cannot reach each other.
-      const cut = randomInt(this.prng, 1, ids.length);
-      network.partition([ids.slice(0, cut), ids.slice(cut)]);
-    } else if (shape === 1) {
-      network.partition([ids.slice(0, 1), ids.slice(1)]);
-    } else if (shape === 2) {
-      // Asymmetric: one node can send to nobody but still hears everyone.
-      for (const other of ids.slice(1)) network.blockLink(ids[0]!, other);
-    } else {
-      // Partial: a random subset of links cut in one or both directions.
-      for (const from of ids) {
-        for (const to of ids) {
-          if (from !== to && randomChance(this.prng, 0.3)) network.blockLink(from, to);
-        }
-      }
-    }
+    const links = this.drawPartitionLinks();
+    const durationMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.partitionMsMax);
+    if (!this.allowed()) return;
+    for (const [from, to] of links) network.blockLink(from, to);
+    this.scheduler.recorder?.note({ kind: 'partition', atMs: this.scheduler.nowMs,
+      links: network.blockedLinkPairs() });
     this.partitionActive = true;
     this.counts.partitions++;
     this.networkDisturbedEndMs = Infinity;
-    const durationMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.partitionMsMax);
     this.scheduler.schedule(durationMs, () => {
       network.heal();
       this.partitionActive = false;
@@ -260,31 +255,72 @@ export class Nemesis {
     });
   }
 
+  /** The links a partition cuts, as [from, to] pairs (one direction each). */
+  private drawPartitionLinks(): [NodeId, NodeId][] {
+    const ids = shuffle(this.prng, [...this.target.nodeIds]);
+    const shape = randomInt(this.prng, 0, 4);
+    const between = (a: readonly NodeId[], b: readonly NodeId[]): [NodeId, NodeId][] => [
+      ...a.flatMap((x) => b.map((y): [NodeId, NodeId] => [x, y])),
+      ...b.flatMap((y) => a.map((x): [NodeId, NodeId] => [y, x])),
+    ];
+    if (shape === 0) {
+      // Halves (or any split): two sides that cannot reach each other.
+      const cut = randomInt(this.prng, 1, ids.length);
+      return between(ids.slice(0, cut), ids.slice(cut));
+    }
+    if (shape === 1) return between(ids.slice(0, 1), ids.slice(1));
+    // Asymmetric: one node can send to nobody but still hears everyone.
+    if (shape === 2) return ids.slice(1).map((other): [NodeId, NodeId] => [ids[0]!, other]);
+    // Partial: a random subset of links cut in one or both directions.
+    const links: [NodeId, NodeId][] = [];
+    for (const from of ids) {
+      for (const to of ids) {
+        if (from !== to && randomChance(this.prng, 0.3)) links.push([from, to]);
+      }
+    }
+    return links;
+  }
+
+  /** False when the recording's user switched this fault off (the replay view's what-if). */
+  private allowed(): boolean {
+    return this.scheduler.recorder?.allowFault() ?? true;
+  }
+
   private injectNetworkFault(what: 'loss' | 'latency'): void {
     if (this.networkFaultActive) return;
     const network = this.target.network;
     const base = this.baseFaults;
-    if (what === 'loss') {
-      network.setFaults({ ...base, lossRate: Math.max(base.lossRate, 0.05 + 0.45 * randomFloat(this.prng)) });
-      this.counts.lossBursts++;
-    } else {
-      const spikeMs = 5 + 95 * randomFloat(this.prng);
-      network.setFaults({
-        ...base,
-        latencyMsMin: base.latencyMsMin + spikeMs / 4,
-        latencyMsMeanExtra: base.latencyMsMeanExtra + spikeMs / 2,
-        latencyMsMax: base.latencyMsMax + spikeMs,
-        duplicateRate: Math.max(base.duplicateRate, 0.02),
-      });
-      this.counts.latencySpikes++;
-    }
+    const faults = what === 'loss'
+      ? { ...base, lossRate: Math.max(base.lossRate, 0.05 + 0.45 * randomFloat(this.prng)) }
+      : latencySpike(base, 5 + 95 * randomFloat(this.prng));
+    const durationMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.partitionMsMax);
+    if (!this.allowed()) return;
+    network.setFaults(faults);
+    if (what === 'loss') this.counts.lossBursts++;
+    else this.counts.latencySpikes++;
+    this.noteNetwork(faults, what === 'loss' ? 'loss burst' : 'latency spike');
     this.networkFaultActive = true;
     this.networkDisturbedEndMs = Infinity;
-    const durationMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.partitionMsMax);
     this.scheduler.schedule(durationMs, () => {
       network.setFaults(base);
+      this.noteNetwork(base, 'network back to normal');
       this.networkFaultActive = false;
       if (!this.partitionActive) this.networkDisturbedEndMs = this.scheduler.nowMs;
     });
   }
+
+  private noteNetwork(faults: NetworkFaults, label: string): void {
+    this.scheduler.recorder?.note({ kind: 'network', atMs: this.scheduler.nowMs,
+      lossRate: faults.lossRate, latencyMsMax: faults.latencyMsMax, label });
+  }
+}
+
+function latencySpike(base: NetworkFaults, spikeMs: number): NetworkFaults {
+  return {
+    ...base,
+    latencyMsMin: base.latencyMsMin + spikeMs / 4,
+    latencyMsMeanExtra: base.latencyMsMeanExtra + spikeMs / 2,
+    latencyMsMax: base.latencyMsMax + spikeMs,
+    duplicateRate: Math.max(base.duplicateRate, 0.02),
+  };
 }

@@ -3,6 +3,7 @@
  * reports the checkers' verdict, a trace hash and its figures. The runner (runner.ts) loops
  * over seeds; the CLI (`conclave sim`) parses flags into a scenario's options.
  */
+import type { SimRecorder } from './sim-recorder.js';
 
 /** A broken invariant, with enough context to understand it without a debugger. */
 export interface Violation {
@@ -63,9 +64,13 @@ export interface Scenario<F> {
   readonly flags: readonly ScenarioFlag[];
   /**
    * Runs one seed. Must be deterministic in (seed, options); `progress`, when given, is told
-   * how far a long seed has come (it must not change the run).
+   * how far a long seed has come, and a `recorder` (scenarios that support `--record`) is
+   * told what happened: neither changes the run.
    */
-  runSeed(seed: number, options: ScenarioOptions, progress?: SeedProgressListener): SeedResult<F>;
+  runSeed(seed: number, options: ScenarioOptions, progress?: SeedProgressListener,
+    recorder?: SimRecorder): SeedResult<F>;
+  /** Whether runSeed fills a recorder (`conclave sim --record`). */
+  readonly records?: boolean;
   /** Lines of figures over all seeds run, for the final report. */
   summarize(results: readonly SeedResult<F>[], options: ScenarioOptions): SummaryReport;
 }

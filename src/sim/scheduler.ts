@@ -3,6 +3,7 @@
  * the same events in the same order run them identically. Nothing here reads a real clock.
  */
 import { assert } from '../core/assert.js';
+import type { SimRecorder } from './sim-recorder.js';
 
 export interface ScheduledEvent {
   readonly atMs: number;
@@ -17,6 +18,12 @@ export class Scheduler {
   private nowMsValue = 0;
   /** Events run so far (cancelled ones not counted). */
   eventsRun = 0;
+
+  /**
+   * @param recorder Where the simulator's parts note what happens (`conclave sim --record`);
+   *   undefined: nothing is recorded.
+   */
+  constructor(readonly recorder?: SimRecorder) {}
 
   /** The current virtual time in milliseconds since the start of the run. */
   get nowMs(): number {

@@ -17,6 +17,7 @@ import type { Prng } from './prng.js';
 import type { Scheduler } from './scheduler.js';
 import { SimClock, type SimClockOptions } from './sim-clock.js';
 import type { SimNetwork } from './sim-network.js';
+import type { SimRecorder } from './sim-recorder.js';
 import { SimStorage, type SimStorageOptions } from './sim-storage.js';
 
 /** The ports a simulated process is given; one set per life (restart gives a fresh set). */
@@ -29,6 +30,8 @@ export interface HostContext<M> {
   readonly random: Random;
   /** How many times this host has started before (0 on the first start). */
   readonly restarts: number;
+  /** The run's recording, when one is made (`conclave sim --record`). */
+  readonly recorder?: SimRecorder | undefined;
 }
 
 /** What a simulated process offers its host. */
@@ -102,12 +105,14 @@ export class SimHost<M, P extends SimProcess> {
     this.clock.cancelAllTimers();
     this.storage.crash();
     this.network.setUp(this.id, false);
+    this.scheduler.recorder?.note({ kind: 'crash', atMs: this.scheduler.nowMs, node: this.id });
   }
 
   /** Starts a fresh process on the same disk. */
   restart(): void {
     assert(this.processValue === undefined, () => `restart of ${this.id}, which is running`);
     this.restartsValue++;
+    this.scheduler.recorder?.note({ kind: 'restart', atMs: this.scheduler.nowMs, node: this.id });
     this.network.setUp(this.id, true);
     this.processValue = this.factory(this.context());
   }
@@ -118,6 +123,8 @@ export class SimHost<M, P extends SimProcess> {
     const untilMs = this.scheduler.nowMs + durationMs;
     if (this.pausedUntilMs !== undefined && this.pausedUntilMs >= untilMs) return;
     this.pausedUntilMs = untilMs;
+    this.scheduler.recorder?.note({ kind: 'pause', atMs: this.scheduler.nowMs, node: this.id,
+      durationMs });
     const life = this.life;
     this.scheduler.schedule(durationMs, () => {
       if (life !== this.life || this.pausedUntilMs !== untilMs) return;
@@ -184,6 +191,7 @@ export class SimHost<M, P extends SimProcess> {
       timer,
       transport,
       storage: this.storage,
+      recorder: this.scheduler.recorder,
       random: this.prng.fork(),
       restarts: this.restartsValue,
     };

@@ -9,6 +9,7 @@ import { randomChance, randomFloat } from '../core/random.js';
 import type { Transport, TransportHandler } from '../ports/transport.js';
 import type { Prng } from './prng.js';
 import type { Scheduler } from './scheduler.js';
+import type { RecordedMessage } from './sim-recorder.js';
 import type { TraceHash } from './trace-hash.js';
 
 export interface NetworkFaults {
@@ -178,9 +179,15 @@ export class SimNetwork<M> {
     }
   }
 
+  /** The links cut now, as [from, to] pairs (for the recording). */
+  blockedLinkPairs(): string[][] {
+    return [...this.blockedLinks].map((key) => key.split('\u0000'));
+  }
+
   /** Removes every partition. */
   heal(): void {
     this.blockedLinks.clear();
+    this.scheduler.recorder?.note({ kind: 'heal', atMs: this.scheduler.nowMs });
   }
 
   send(from: NodeId, to: NodeId, message: M, stream: boolean): void {
@@ -195,6 +202,8 @@ export class SimNetwork<M> {
     perNode.bytes += size;
     const quality = this.qualityOf(from, to);
     const lossRate = Math.min(0.99, this.faults.lossRate + (quality?.lossRateExtra ?? 0));
+    const recorder = this.scheduler.recorder;
+    const record = recorder?.sent(this.scheduler.nowMs, from, to, this.options.describe(message));
     if (target === undefined || this.isBlocked(from, to)) {
       this.stats.dropped++;
       return;
@@ -215,13 +224,13 @@ export class SimNetwork<M> {
     const copies = randomChance(this.prng, this.faults.duplicateRate) ? 2 : 1;
     if (copies === 2) this.stats.duplicated++;
     for (let i = 0; i < copies; i++) {
-      this.scheduleDelivery(from, to, target, message, stream, retransmitMs);
+      this.scheduleDelivery(from, to, target, message, stream, retransmitMs,
+        i === 0 ? record : undefined);
     }
   }
 
-  private scheduleDelivery(
-    from: NodeId, to: NodeId, target: Endpoint<M>, message: M, stream: boolean, extraMs: number,
-  ): void {
+  private scheduleDelivery(from: NodeId, to: NodeId, target: Endpoint<M>, message: M,
+    stream: boolean, extraMs: number, record: RecordedMessage | undefined): void {
     let delayMs = extraMs + this.drawLatencyMs(this.qualityOf(from, to)?.latencyMsMeanExtra ?? 0);
     if (stream && !this.faults.reorderStreams) {
       const key = linkKey(from, to);
@@ -238,6 +247,7 @@ export class SimNetwork<M> {
         return;
       }
       this.stats.delivered++;
+      if (record !== undefined) record[4] = this.scheduler.nowMs;
       this.trace.mixNumber(this.scheduler.nowMs);
       this.trace.mixString(from);
       this.trace.mixString(to);

@@ -11,6 +11,7 @@ import {
 import { Prng } from '../../prng.js';
 import type { Scenario, ScenarioOptions, SeedResult, SummaryReport, Violation } from '../../scenario.js';
 import { Scheduler } from '../../scheduler.js';
+import type { SimRecorder } from '../../sim-recorder.js';
 import { SimHost } from '../../sim-host.js';
 import type { SimNetwork } from '../../sim-network.js';
 import type { SimStorageOptions } from '../../sim-storage.js';
@@ -48,9 +49,12 @@ export interface DirectedSpec {
 
 export function directedScenario(spec: DirectedSpec): {
   scenario: Scenario<DirectedFigures>;
-  run: (seed: number, options: ScenarioOptions) => SeedResult<DirectedFigures>;
+  run: (seed: number, options: ScenarioOptions, recorder?: SimRecorder) =>
+    SeedResult<DirectedFigures>;
 } {
-  const run = (seed: number, options: ScenarioOptions): SeedResult<DirectedFigures> => runDirected(spec, seed, options);
+  const run = (seed: number, options: ScenarioOptions,
+    recorder?: SimRecorder): SeedResult<DirectedFigures> =>
+    runDirected(spec, seed, options, recorder);
   const scenario: Scenario<DirectedFigures> = {
     name: spec.name,
     summary: spec.summary,
@@ -59,6 +63,7 @@ export function directedScenario(spec: DirectedSpec): {
       defaultValue: undefined, choices: RAFT_MUTANT_NAMES,
     }],
     runSeed: run,
+    records: true,
     summarize: (results): SummaryReport => {
       const complete = results.filter((r) => r.figures.stepsReached >= spec.completeAtStep).length;
       return {
@@ -70,11 +75,12 @@ export function directedScenario(spec: DirectedSpec): {
   return { scenario, run };
 }
 
-function runDirected(spec: DirectedSpec, seed: number, options: ScenarioOptions): SeedResult<DirectedFigures> {
+function runDirected(spec: DirectedSpec, seed: number, options: ScenarioOptions,
+  recorder?: SimRecorder): SeedResult<DirectedFigures> {
   const mutant = options['mutant'];
   const mutants = mutantsFrom(options);
   const prng = new Prng(seed);
-  const scheduler = new Scheduler();
+  const scheduler = new Scheduler(recorder);
   const trace = new TraceHash();
   const checker = new RaftChecker(() => scheduler.nowMs);
   const network = quietRaftNetwork(scheduler, prng, trace);

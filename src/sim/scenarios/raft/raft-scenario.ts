@@ -32,11 +32,13 @@ import {
 } from '../../../runtime/raft/runtime-config.js';
 import { openWal, WAL_DEFAULTS } from '../../../runtime/wal/index.js';
 import { checkLinearizable, formatIllegalReport } from '../../checkers/linearizability.js';
-import { kvModel, type KvOutput } from '../../checkers/kv-model.js';
+import type { Operation } from '../../checkers/history.js';
+import { kvModel, type KvInput, type KvOutput } from '../../checkers/kv-model.js';
 import { drawNemesisPlan, FAULT_KINDS, Nemesis, type NemesisTarget } from '../../nemesis.js';
 import { Prng } from '../../prng.js';
 import type { Scenario, ScenarioOptions, SeedResult, SummaryReport, Violation } from '../../scenario.js';
 import { Scheduler } from '../../scheduler.js';
+import type { SimRecorder } from '../../sim-recorder.js';
 import { SimHost, type HostContext } from '../../sim-host.js';
 import { NETWORK_FAULTS_NONE, SimNetwork } from '../../sim-network.js';
 import { formatNumber } from '../../stats.js';
@@ -136,7 +138,8 @@ export const raftScenario: Scenario<RaftFigures> = {
         'member could not send), or both (even seeds authenticated, odd ones unauthenticated)',
     },
   ],
-  runSeed: (seed, options) => runRaftSeed(seed, options),
+  runSeed: (seed, options, recorder) => runRaftSeed(seed, options, {}, recorder),
+  records: true,
   summarize: summarizeRaft,
 };
 
@@ -145,14 +148,15 @@ export interface RaftSeedHooks {
   readonly atEnd?: (hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProcess>>) => void;
 }
 
-export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftSeedHooks = {}): SeedResult<RaftFigures> {
+export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftSeedHooks = {},
+  recorder?: SimRecorder): SeedResult<RaftFigures> {
   const nodes = numberOption(options, 'nodes');
   const safetyMs = numberOption(options, 'safety-s') * 1000;
   const livenessMs = numberOption(options, 'liveness-s') * 1000;
   const mutant = options['mutant'];
   const mutants = mutantsFrom(options);
   const prng = new Prng(seed);
-  const scheduler = new Scheduler();
+  const scheduler = new Scheduler(recorder);
   const trace = new TraceHash();
   const ids = Array.from({ length: nodes }, (_, i) => nodeId(`n${i + 1}`));
   const checker = new RaftChecker(() => scheduler.nowMs, ids);
@@ -231,6 +235,7 @@ export function runRaftSeed(seed: number, options: ScenarioOptions, hooks: RaftS
     violations.push({ checker: 'assertion', atMs: scheduler.nowMs, message: String(error) });
   }
   hooks.atEnd?.(hosts);
+  if (recorder !== undefined) recordHistory(recorder, workload.history.operations());
   violations.push(...checker.violations);
   if (violations.length === 0) {
     violations.push(...livenessViolations(hosts, workload, safetyMs, endMs, tuning.electionTimeoutMsMax));
@@ -428,6 +433,10 @@ export function startProcess(context: HostContext<RaftMessage>, config: RaftConf
     },
     onEvent: (event) => {
       checker.onRaftEvent(context.id, event);
+      if (event.kind === 'role-changed') {
+        context.recorder?.note({ kind: 'role', atMs: nowMs(), node: context.id, term: event.term,
+          from: event.from, to: event.to, reason: event.reason });
+      }
       if (event.kind === 'role-changed' && event.to === 'leader') {
         checker.onLeader(context.id, event.term, (index) => runtime!.node.entry(index),
           runtime!.node.status().compactedIndex);
@@ -438,6 +447,20 @@ export function startProcess(context: HostContext<RaftMessage>, config: RaftConf
   }, runtimeConfig);
   const started = runtime;
   return { runtime: started, stateMachine, halt: () => started.stop('node crashed') };
+}
+
+/** The client operations of a run, into its recording (call to return, with the outcome). */
+export function recordHistory(recorder: SimRecorder,
+  operations: readonly Operation<KvInput, KvOutput>[]): void {
+  for (const op of operations) {
+    recorder.note({ kind: 'client', atMs: op.call, endMs: op.return ?? -1, client: op.clientId,
+      op: describeKvInput(op.input), outcome: op.outcome === 'ok'
+        ? `ok ${JSON.stringify(op.output ?? null)}` : op.outcome });
+  }
+}
+
+function describeKvInput(input: KvInput): string {
+  return JSON.stringify(input);
 }
 
 /**
