@@ -4,7 +4,10 @@
  * both listeners are up; `stop` closes them and stops Raft (transferring leadership first when
  * the Raft core supports it, so a planned restart costs no election timeout).
  */
-import { createServer, type Server } from 'node:http';
+import {
+  createServer, type IncomingMessage, type Server, type ServerResponse,
+} from 'node:http';
+import type { Duplex } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
 import { FileStorage } from '../adapters/file-storage.js';
@@ -23,6 +26,10 @@ import { LEASE_DEFAULTS } from '../runtime/lease/index.js';
 import { ConsistentCore } from '../runtime/core/consistent-core.js';
 import { RejectionLog } from '../runtime/raft/rejection-log.js';
 import { RAFT_RUNTIME_DEFAULTS } from '../runtime/raft/index.js';
+import {
+  clientUrlsOf, eventFeedOf, servedKeepAlives, startEventFeedTimers, timedRequests,
+} from './event-feed-wiring.js';
+import type { EventFeed } from './event-feed.js';
 import { createHttpApi } from './http-api.js';
 import { LeaseStreamHub } from './lease-stream.js';
 import { ServerMetrics } from './metrics.js';
@@ -42,6 +49,29 @@ const PEER_FRAME_BYTES_MAX = 4 * 1024 * 1024;
 /** How often quiet watch streams hear the current revision. Unit: ms. */
 const WATCH_PROGRESS_INTERVAL_MS = 10_000;
 
+/**
+ * Something served beside the client API on the same port (the dashboard, src/dashboard): it
+ * gets this member's event feed and store, and the first look at each request and upgrade.
+ */
+export interface ServerAddOnContext {
+  readonly core: ConsistentCore;
+  readonly feed: EventFeed;
+  readonly config: ServerConfig;
+  /** Every member's client URL (this one's included). */
+  readonly clientUrls: ReadonlyMap<string, string>;
+  /** TLS material to reach the other members' client ports (their CA, this member's cert). */
+  readonly peerClientTls: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer }
+    | undefined;
+  readonly logger: Logger;
+}
+
+export interface ServerAddOn {
+  /** True when it answered the request (the API does not see it). */
+  handleRequest(req: IncomingMessage, res: ServerResponse): boolean;
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  close(): void;
+}
+
 export interface RunningServer {
   readonly id: NodeId;
   readonly clientUrl: string;
@@ -50,7 +80,8 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(config: ServerConfig, logger: Logger): Promise<RunningServer> {
+export async function startServer(config: ServerConfig, logger: Logger,
+  addOn?: (context: ServerAddOnContext) => ServerAddOn): Promise<RunningServer> {
   const problems = validateServerConfig(config);
   if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
   const clock = new SystemClock();
@@ -74,6 +105,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     authentication,
   });
   let watches: WatchHub | undefined;
+  let feed: EventFeed | undefined;
   let leaseStreams: LeaseStreamHub | undefined;
   // Rejected peer messages: counted in /metrics, logged at most a few lines a second.
   const rejections = new RejectionLog({ clock, timer: clock,
@@ -92,7 +124,10 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     autoCompaction: config.autoCompaction,
   }, {
     clock, timer: clock, random, logger: logger.child({ component: 'raft' }),
-    transport: measurePeerRoundTrips(transport, clock, (_peer, ms) => metrics.peerRoundTrip.observe(ms / 1000)),
+    transport: measurePeerRoundTrips(transport, clock, (peer, ms) => {
+      metrics.peerRoundTrip.observe(ms / 1000);
+      feed?.onPeerRoundTrip(peer, ms);
+    }),
     storage: new FileStorage(join(config.dataDir, 'wal')),
     snapshotStorage: new FileStorage(join(config.dataDir, 'snap')),
     onSnapshot: (event) => metrics.countSnapshot(event.kind, event.sizeBytes),
@@ -103,6 +138,9 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
         rejections.note(event);
         return;
       }
+      // Rejected peer messages stay out of the dashboard's event ring (a hostile peer could
+      // flood it); they are counted in /metrics and logged rate-limited.
+      feed?.onRaftEvent(event);
       // Keep-alive streams live on the leader: a deposed one sends its clients on.
       if (event.kind === 'role-changed' && event.from === 'leader') {
         leaseStreams?.closeAll('not the leader any more');
@@ -113,7 +151,10 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
         metrics.countElection(event.reason);
       }
     },
-    onWalSync: (ms) => metrics.walSync.observe(ms / 1000),
+    onWalSync: (ms) => {
+      metrics.walSync.observe(ms / 1000);
+      feed?.onWalSync(ms);
+    },
     onProposal: (outcome) => metrics.countProposal(outcome),
     onFatal: () => process.exitCode = 1,
   });
@@ -127,9 +168,11 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const address = config.clientAddresses.get(id);
     return address === undefined ? undefined : `${scheme}://${formatPeerAddress(address)}`;
   };
-  leaseStreams = new LeaseStreamHub({ core, clientUrlOf,
+  feed = eventFeedOf(core, clock, random, config.heartbeatMs);
+  const feedTimers = startEventFeedTimers(feed);
+  leaseStreams = new LeaseStreamHub({ core: servedKeepAlives(core, feed, clock), clientUrlOf,
     logger: logger.child({ component: 'lease-stream' }) });
-  const handler = createHttpApi({
+  const api = createHttpApi({
     core, watches, clientUrlOf, logger, bodyBytesMax: CLIENT_BODY_BYTES_MAX,
     requestTimeoutMs: 4 * config.electionTimeoutMs,
     metrics: () => metrics.render(core.status(),
@@ -140,10 +183,17 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       transport.metrics().invalidMessages),
     status: () => statusOf(core, config, clientUrlOf),
   });
+  const extra = addOn?.({ core, feed, config, logger, clientUrls: clientUrlsOf(config, clientUrlOf),
+    peerClientTls: authentication.kind !== 'tls' ? undefined
+      : { ca: authentication.ca, cert: authentication.cert, key: authentication.key } });
+  const handler = timedRequests(feed, clock, (req, res) => {
+    if (extra?.handleRequest(req, res) !== true) api(req, res);
+  });
   // The lease keep-alive WebSocket upgrades on either server the same way.
   const http = clientTls === undefined ? createServer(handler)
     : createHttpsServer(clientTls, handler);
   http.on('upgrade', (req, socket, head) => {
+    if (extra?.handleUpgrade(req, socket, head) === true) return;
     if (leaseStreams?.handleUpgrade(req, socket, head) !== true) socket.destroy();
   });
   await listen(http, config.clientAddress);
@@ -154,6 +204,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     id: config.name, clientUrl, peerAddress: config.peerAddress, core,
     stop: async () => {
       clearInterval(progressTimer);
+      feedTimers.stop();
+      extra?.close();
       watches?.closeAll();
       leaseStreams?.closeAll('server stopping');
       const successor = await core.shutdown();

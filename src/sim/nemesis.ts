@@ -210,7 +210,7 @@ export class Nemesis {
     const id = up[randomInt(this.prng, 0, up.length)]!;
     // The replay view may switch a fault off: its draws are made all the same, in the same
     // order, so every later fault of the seed stays as it was.
-    if (!this.allowed()) {
+    if (!this.allowed(`${downtimeMsMax <= 20 ? 'bounce' : 'crash'} ${id}`)) {
       randomFloat(this.prng);
       return;
     }
@@ -229,7 +229,7 @@ export class Nemesis {
     if (up.length === 0) return;
     const id = up[randomInt(this.prng, 0, up.length)]!;
     const durationMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.pauseMsMax);
-    if (!this.allowed()) return;
+    if (!this.allowed(`pause ${id} for ${durationMs.toFixed(0)} ms`)) return;
     this.target.pause(id, durationMs);
     this.counts.pauses++;
     const endMs = this.scheduler.nowMs + durationMs;
@@ -241,7 +241,7 @@ export class Nemesis {
     const network = this.target.network;
     const links = this.drawPartitionLinks();
     const durationMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.partitionMsMax);
-    if (!this.allowed()) return;
+    if (!this.allowed(`partition: ${links.length} links cut for ${durationMs.toFixed(0)} ms`)) return;
     for (const [from, to] of links) network.blockLink(from, to);
     this.scheduler.recorder?.note({ kind: 'partition', atMs: this.scheduler.nowMs,
       links: network.blockedLinkPairs() });
@@ -282,8 +282,8 @@ export class Nemesis {
   }
 
   /** False when the recording's user switched this fault off (the replay view's what-if). */
-  private allowed(): boolean {
-    return this.scheduler.recorder?.allowFault() ?? true;
+  private allowed(label: string): boolean {
+    return this.scheduler.recorder?.allowFault(this.scheduler.nowMs, label) ?? true;
   }
 
   private injectNetworkFault(what: 'loss' | 'latency'): void {
@@ -294,7 +294,9 @@ export class Nemesis {
       ? { ...base, lossRate: Math.max(base.lossRate, 0.05 + 0.45 * randomFloat(this.prng)) }
       : latencySpike(base, 5 + 95 * randomFloat(this.prng));
     const durationMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.partitionMsMax);
-    if (!this.allowed()) return;
+    const label = what === 'loss' ? `loss burst ${(100 * faults.lossRate).toFixed(0)}%`
+      : `latency spike to ${faults.latencyMsMax.toFixed(0)} ms`;
+    if (!this.allowed(`${label} for ${durationMs.toFixed(0)} ms`)) return;
     network.setFaults(faults);
     if (what === 'loss') this.counts.lossBursts++;
     else this.counts.latencySpikes++;

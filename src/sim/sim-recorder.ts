@@ -30,7 +30,10 @@ export type RecordedEvent =
     readonly client: string; readonly op: string; readonly outcome: string }
   | { readonly kind: 'violation'; readonly atMs: number; readonly checker: string;
     readonly message: string }
-  | { readonly kind: 'note'; readonly atMs: number; readonly text: string };
+  | { readonly kind: 'note'; readonly atMs: number; readonly text: string }
+  /** A fault the nemesis chose, by ordinal (the replay view can switch it off and rerun). */
+  | { readonly kind: 'fault'; readonly atMs: number; readonly ordinal: number;
+    readonly label: string; readonly skipped: boolean };
 
 /**
  * One message: [sentAtMs, from, to, label, deliveredAtMs or -1 when dropped]. Arrays, not
@@ -100,8 +103,11 @@ export class SimRecorder {
    * The nemesis asks before each fault: false means "skip this one" (the replay view's "what
    * if"). The fault's random draws are made either way, so later faults stay the same.
    */
-  allowFault(): boolean {
-    return !this.skipFaults.has(this.faultOrdinal++);
+  allowFault(atMs: number, label: string): boolean {
+    const ordinal = this.faultOrdinal++;
+    const skipped = this.skipFaults.has(ordinal);
+    this.note({ kind: 'fault', atMs, ordinal, label, skipped });
+    return !skipped;
   }
 
   get truncated(): { messages: number; events: number } {

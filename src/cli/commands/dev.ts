@@ -90,9 +90,11 @@ async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number>
     return 1;
   }
   const tls = security.caFile === undefined ? {} : { tls: true, caFile: security.caFile };
+  const dashboard = `${security.caFile === undefined ? 'http' : 'https'}://127.0.0.1:${base}/ui/`;
   io.out(opts['json'] === true
-    ? JSON.stringify({ ready: true, endpoints, leader, dataDir, ...tls })
-    : `ready: ${nodes} members, leader ${leader}, endpoints ${endpoints.join(',')} (` +
+    ? JSON.stringify({ ready: true, endpoints, leader, dataDir, dashboard, ...tls })
+    : `ready: ${nodes} members, leader ${leader}, endpoints ${endpoints.join(',')}, ` +
+      `dashboard ${dashboard} (` +
       `${security.caFile === undefined ? '' : `TLS, CA ${security.caFile}; `}` +
       `data in ${dataDir}; Ctrl-C stops)`);
   await Promise.all(members.map((m) => new Promise<void>((done) => {

@@ -9,6 +9,7 @@ import type { ConfigProblem } from '../../core/config.js';
 import { formatConfigProblems } from '../../core/config.js';
 import { nodeId } from '../../core/ids.js';
 import { ConfigInvalidError } from '../../errors.js';
+import { dashboardAddOn } from '../../dashboard/index.js';
 import { startServer } from '../../server/server.js';
 import {
   parseMemberList, parseRetention, SERVER_DEFAULTS, type ClientTlsFiles, type ServerConfig,
@@ -58,10 +59,10 @@ export function serverCommand(io: CliIo): Command {
     .action(async (opts: Record<string, unknown>) => {
       const config = serverConfigFrom(opts);
       const logger = createPinoLogger({ member: config.name }, opts['logLevel'] as LogLevel);
-      const server = await startServer(config, logger);
+      const server = await startServer(config, logger, dashboardAddOn);
       const peerScheme = config.peerTls === undefined ? 'tcp' : 'tls';
       io.out(`conclave server ${server.id}: clients ${server.clientUrl}, ` +
-        `peers ${peerScheme}://${opts['peerAddr'] as string}`);
+        `peers ${peerScheme}://${opts['peerAddr'] as string}, dashboard ${server.clientUrl}/ui/`);
       await new Promise<void>((resolve) => {
         const stop = (signal: string): void => {
           logger.info({ signal }, 'stopping');

@@ -1,0 +1,250 @@
+/**
+ * The dashboard on one member's client port (docs/dashboard.md):
+ *   GET /ui, /ui/app.js, /ui/app.css — the page (built by esbuild into dist/dashboard)
+ *   WS  /ui/feed                     — the page's one connection: every member's frames,
+ *                                      merged here, plus elections, locks and keys
+ *   WS  /v1/dashboard/member         — this member's own feed, for its peers to gather
+ *
+ * Gathering happens server-side: while at least one page is open, this member holds a link
+ * to each peer's member feed (peer-link.ts) and forwards their frames; with no page open it
+ * holds none. So the browser keeps one connection whatever the cluster size, and a member
+ * that dies shows as down the moment its link closes.
+ *
+ * Read-only: the page can browse, never write (auth is not built yet; when it is, writes will
+ * need root). Bounds: `pagesMax` page connections, `bufferedBytesMax` queued per page (a page
+ * that cannot keep up is closed with 1013 and reconnects), 4 KiB per request from the page.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { KvStore } from '../core/kv/index.js';
+import type { Logger } from '../ports/logger.js';
+import type { EventFeed, FeedFrame } from '../server/event-feed.js';
+import { changesSince, keysUnder, recipesOf } from './cluster-view.js';
+import { loadAssets, type DashboardAssets } from './assets.js';
+import { MEMBER_FEED_PATH, PeerLink, type PeerLinkOptions } from './peer-link.js';
+import { MemberFrameCache } from './member-frame-cache.js';
+import { parsePageRequest, type PageRequest } from './page-requests.js';
+
+export interface DashboardOptions {
+  readonly memberId: string;
+  readonly feed: EventFeed;
+  readonly store: KvStore;
+  /** Every member's client URL (this one's included), by member id. */
+  readonly clientUrls: ReadonlyMap<string, string>;
+  readonly tls?: PeerLinkOptions['tls'];
+  readonly logger: Logger;
+  /** Shown on the page: the cluster's timings (what "a heartbeat" means here). */
+  readonly heartbeatMs: number;
+  readonly electionTimeoutMs: number;
+  /** Page connections at once. Unit: connections. Default: 32. */
+  readonly pagesMax?: number;
+  /** Bytes queued to one page before it is cut off. Unit: bytes. Default: 8 MiB. */
+  readonly bufferedBytesMax?: number;
+}
+
+/** Largest frame from a peer's feed (a leases frame of 2000 leases is ~300 KB). */
+const PEER_FRAME_BYTES_MAX = 4 * 1024 * 1024;
+/** Largest request from a page. Unit: bytes. */
+const PAGE_REQUEST_BYTES_MAX = 4096;
+/** How often elections, locks and the watched prefixes are looked at. Unit: ms. */
+const CLUSTER_INTERVAL_MS = 1000;
+
+interface Page {
+  readonly socket: WebSocket;
+  watch?: { prefix: string; nextRevision: number };
+}
+
+export class Dashboard {
+  private readonly pages = new Set<Page>();
+  private readonly pageServer = new WebSocketServer({ noServer: true,
+    maxPayload: PAGE_REQUEST_BYTES_MAX });
+  private readonly memberServer = new WebSocketServer({ noServer: true, maxPayload: 1024 });
+  private readonly links = new Map<string, PeerLink>();
+  private readonly linkState = new Map<string, { up: boolean; reason: string; atMs: number }>();
+  private readonly assets: DashboardAssets | undefined;
+  private readonly cache = new MemberFrameCache();
+  private unsubscribeLocal: (() => void) | undefined;
+  private clusterTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly o: DashboardOptions) {
+    this.assets = loadAssets();
+    if (this.assets === undefined) {
+      o.logger.warn({}, 'dashboard assets not built (npm run build): /ui serves a notice');
+    }
+  }
+
+  /** Serves GET /ui*; false when the request is not the dashboard's. */
+  handleRequest(req: IncomingMessage, res: ServerResponse): boolean {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (req.method !== 'GET' || (path !== '/ui' && !path.startsWith('/ui/'))) return false;
+    if (path === '/ui') {
+      res.writeHead(301, { location: '/ui/' }).end();
+      return true;
+    }
+    const asset = this.assets?.get(path === '/ui/' ? 'index.html' : path.slice(4));
+    if (asset === undefined) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(this.assets === undefined
+        ? 'dashboard not built: run npm run build\n' : 'not found\n');
+      return true;
+    }
+    res.writeHead(200, { 'content-type': asset.contentType, 'cache-control': 'no-cache',
+      'x-content-type-options': 'nosniff' }).end(asset.body);
+    return true;
+  }
+
+  /** Takes the dashboard's WebSocket upgrades; false when not one of them. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path === MEMBER_FEED_PATH) {
+      this.memberServer.handleUpgrade(req, socket, head, (ws) => this.serveMember(ws));
+      return true;
+    }
+    if (path !== '/ui/feed') return false;
+    if (this.pages.size >= (this.o.pagesMax ?? 32)) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n');
+      return true;
+    }
+    this.pageServer.handleUpgrade(req, socket, head, (ws) => this.servePage(ws));
+    return true;
+  }
+
+  close(): void {
+    for (const page of this.pages) page.socket.close(1001, 'server stopping');
+    this.stopGathering();
+    this.memberServer.clients.forEach((ws) => ws.close(1001, 'server stopping'));
+  }
+
+  /** A peer gathering this member's frames. */
+  private serveMember(ws: WebSocket): void {
+    const bufferedMax = this.o.bufferedBytesMax ?? 8 * 1024 * 1024;
+    ws.send(JSON.stringify(this.o.feed.history()));
+    const unsubscribe = this.o.feed.subscribe((frame) => {
+      if (ws.bufferedAmount > bufferedMax) return ws.close(1013, 'too slow');
+      ws.send(JSON.stringify(frame));
+    });
+    ws.on('close', unsubscribe);
+    ws.on('error', () => ws.terminate());
+  }
+
+  private servePage(socket: WebSocket): void {
+    const page: Page = { socket };
+    this.pages.add(page);
+    this.send(page, {
+      type: 'hello', servedBy: this.o.memberId, members: [...this.o.clientUrls.keys()],
+      readOnly: true, writes: 'read-only: authentication is not built yet',
+      heartbeatMs: this.o.heartbeatMs, electionTimeoutMs: this.o.electionTimeoutMs,
+    });
+    this.startGathering();
+    for (const frame of this.cache.framesForNewPage()) this.send(page, frame);
+    for (const [member, state] of this.linkState) this.send(page, { type: 'member-link', member, ...state });
+    this.sendCluster(page);
+    socket.on('message', (data) => this.onPageMessage(page, data.toString()));
+    socket.on('close', () => {
+      this.pages.delete(page);
+      if (this.pages.size === 0) this.stopGathering();
+    });
+    socket.on('error', () => socket.terminate());
+  }
+
+  private startGathering(): void {
+    if (this.unsubscribeLocal !== undefined) return;
+    this.cache.note(this.o.feed.history());
+    this.unsubscribeLocal = this.o.feed.subscribe((frame) => this.forward(frame));
+    for (const [member, url] of this.o.clientUrls) {
+      if (member === this.o.memberId) continue;
+      this.links.set(member, new PeerLink({
+        member, url, tls: this.o.tls, frameBytesMax: PEER_FRAME_BYTES_MAX,
+        onFrame: (frame) => this.forward(frame),
+        onState: (up, reason) => this.onLinkState(member, up, reason),
+      }));
+    }
+    this.clusterTimer = setInterval(() => this.tickCluster(), CLUSTER_INTERVAL_MS);
+  }
+
+  private stopGathering(): void {
+    this.unsubscribeLocal?.();
+    this.unsubscribeLocal = undefined;
+    for (const link of this.links.values()) link.close();
+    this.links.clear();
+    this.linkState.clear();
+    this.cache.clear();
+    clearInterval(this.clusterTimer);
+  }
+
+  private onLinkState(member: string, up: boolean, reason: string): void {
+    const previous = this.linkState.get(member);
+    if (previous !== undefined && previous.up === up) return;
+    const state = { up, reason, atMs: Date.now() };
+    this.linkState.set(member, state);
+    this.broadcast({ type: 'member-link', member, ...state });
+  }
+
+  private tickCluster(): void {
+    for (const page of this.pages) this.sendCluster(page);
+  }
+
+  /** Elections and locks, and the watched prefix's changes, from this member's store. */
+  private sendCluster(page: Page): void {
+    const recipes = recipesOf(this.o.store);
+    this.send(page, { type: 'recipes', atMs: Date.now(), member: this.o.memberId,
+      revision: this.o.store.revision, recipes: recipes.rows, truncated: recipes.truncated });
+    if (page.watch !== undefined) {
+      const found = changesSince(this.o.store, page.watch.prefix, true, page.watch.nextRevision);
+      page.watch.nextRevision = found.nextRevision;
+      if (found.changes.length > 0) {
+        this.send(page, { type: 'watch-changes', prefix: page.watch.prefix, ...found });
+      }
+    }
+  }
+
+  private onPageMessage(page: Page, text: string): void {
+    const parsed = parsePageRequest(text);
+    if (parsed.kind === 'invalid') return this.send(page, { type: 'error', message: parsed.problem });
+    this.answer(page, parsed.request);
+  }
+
+  private answer(page: Page, request: PageRequest): void {
+    const store = this.o.store;
+    switch (request.type) {
+      case 'keys':
+        return this.send(page, { type: 'reply', id: request.id, prefix: request.prefix,
+          ...keysUnder(store, request.prefix) });
+      case 'key-history':
+        return this.send(page, { type: 'reply', id: request.id, key: request.key,
+          ...changesSince(store, request.key, false, 1) });
+      case 'watch':
+        page.watch = { prefix: request.prefix, nextRevision: store.revision + 1 };
+        return this.send(page, { type: 'reply', id: request.id, watching: request.prefix,
+          fromRevision: store.revision + 1 });
+      case 'unwatch':
+        delete page.watch;
+        return this.send(page, { type: 'reply', id: request.id, watching: null });
+    }
+  }
+
+  /** A member's frame: remembered for pages that connect later, and sent to every page. */
+  private forward(frame: FeedFrame): void {
+    this.cache.note(frame);
+    if (frame.type !== 'history') this.broadcast(frame);
+    else for (const page of this.pages) this.send(page, frame);
+  }
+
+  private broadcast(frame: FeedFrame | Record<string, unknown>): void {
+    const text = JSON.stringify(frame);
+    for (const page of this.pages) this.sendText(page, text);
+  }
+
+  private send(page: Page, frame: FeedFrame | Record<string, unknown>): void {
+    this.sendText(page, JSON.stringify(frame));
+  }
+
+  private sendText(page: Page, text: string): void {
+    if (page.socket.readyState !== page.socket.OPEN) return;
+    if (page.socket.bufferedAmount > (this.o.bufferedBytesMax ?? 8 * 1024 * 1024)) {
+      page.socket.close(1013, 'page too slow: reconnect');
+      return;
+    }
+    page.socket.send(text);
+  }
+}

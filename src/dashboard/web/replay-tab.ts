@@ -1,0 +1,223 @@
+/**
+ * Replay: a recorded seed (`conclave replay run.json`, a file opened here, or a seed run right
+ * here by the simulator bundled for the browser) drawn at virtual time t — nodes with their
+ * role and term, messages in flight, cut links, crashes, pauses, drift, the leaders of each
+ * term, client operations, and the checker's verdict — with play, pause, step and scrub.
+ * "What if": untick a fault and rerun; the seed's other draws stay the same.
+ */
+import type { SimRecording } from '../../sim/sim-recorder.js';
+import { fill, h } from './dom.js';
+import { ReplayModel, type ReplayAt } from './replay-model.js';
+import type { SimRunRequest } from './sim-worker.js';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const SPEEDS_MS_PER_S = [20, 100, 500, 2000, 10_000];
+
+export class ReplayTab {
+  private model: ReplayModel | undefined;
+  private t = 0;
+  private playing = false;
+  private speedMsPerS = 500;
+  private lastFrameMs = 0;
+  private readonly stage = document.createElementNS(SVG, 'svg');
+  private readonly side = h('div.replay-side');
+  private readonly slider = h('input', { type: 'range', min: 0, max: 1000, value: 0,
+    'data-testid': 'scrub' });
+  private readonly clock = h('span.clock', { 'data-testid': 'replay-time' }, '–');
+  private readonly faults = h('div.faults');
+  private readonly note = h('p.muted', { 'data-testid': 'replay-note' },
+    'No run loaded: open a recording, or run a seed.');
+  private readonly form = runForm((request) => this.run(request));
+
+  constructor(private readonly panel: HTMLElement) {
+    this.stage.setAttribute('viewBox', '-260 -230 520 460');
+    this.stage.classList.add('stage');
+    const file = h('input', { type: 'file', accept: '.json', onchange: (e: Event) => {
+      const input = e.target as HTMLInputElement;
+      void input.files?.[0]?.text().then((text) => this.load(JSON.parse(text) as SimRecording));
+    } });
+    fill(panel, h('div.row', {}, h('label', {}, 'Open a recording ', file)), this.form.element,
+      this.note, h('div.row.controls', {},
+        button('⏮', 'back', () => this.seek(this.model?.previousStep(this.t) ?? 0)),
+        button('▶', 'play', () => this.togglePlay()),
+        button('⏭', 'step', () => this.seek(this.model?.nextStep(this.t) ?? 0)),
+        button('to the verdict', 'verdict', () => this.seek(this.model?.verdictMs ?? this.t)),
+        speedSelect((v) => (this.speedMsPerS = v)), this.clock),
+      this.slider, h('div.replay', {}, this.stage, this.side), h('h3', {}, 'Faults'),
+      this.faults);
+    this.slider.addEventListener('input', () => {
+      this.seek(Number(this.slider.value) / 1000 * (this.model?.endMs ?? 0));
+    });
+    requestAnimationFrame((now) => this.frame(now));
+  }
+
+  load(recording: SimRecording): void {
+    this.model = new ReplayModel(recording);
+    this.form.show(recording);
+    const verdict = this.model.verdictMs;
+    fill(this.note, `${recording.scenario} seed ${recording.seed}, ${recording.nodes.length} nodes, ` +
+      `${(recording.simulatedMs / 1000).toFixed(1)} s simulated, ${recording.messages.length} ` +
+      `messages, trace ${recording.traceHash}. ` + (verdict === undefined ? 'Every checker held.'
+      : `A checker fired at ${verdict.toFixed(3)} ms.`));
+    this.renderFaults(recording);
+    this.seek(0);
+  }
+
+  private run(request: SimRunRequest): void {
+    fill(this.note, `running ${request.scenario} seed ${request.seed} in the browser…`);
+    const worker = new Worker(new URL('./sim-worker.js', import.meta.url), { type: 'module' });
+    worker.onmessage = (message: MessageEvent<{ recording?: SimRecording; error?: string }>) => {
+      worker.terminate();
+      if (message.data.recording !== undefined) this.load(message.data.recording);
+      else fill(this.note, message.data.error ?? 'the run failed');
+    };
+    worker.onerror = (e) => fill(this.note, `the run failed: ${e.message}`);
+    worker.postMessage(request);
+  }
+
+  private renderFaults(recording: SimRecording): void {
+    const faults = recording.events.filter((e) => e.kind === 'fault');
+    fill(this.faults, faults.length === 0 ? h('p.muted', {}, 'this run drew no faults') : null,
+      ...faults.map((f) => h('label.fault', {}, h('input', { type: 'checkbox', checked: !f.skipped,
+        'data-ordinal': f.ordinal }), ` ${f.atMs.toFixed(1)} ms: ${f.label}`)),
+      faults.length === 0 ? null : button('rerun with only the ticked faults', 'rerun', () => {
+        const skip = [...this.faults.querySelectorAll<HTMLInputElement>('input[data-ordinal]')]
+          .filter((box) => !box.checked).map((box) => Number(box.dataset['ordinal']));
+        this.run({ scenario: recording.scenario, seed: recording.seed,
+          options: recording.options, skipFaults: skip });
+      }));
+  }
+
+  private togglePlay(): void {
+    this.playing = !this.playing;
+    const play = this.panel.querySelector('[data-testid="play"]');
+    if (play) play.textContent = this.playing ? '⏸' : '▶';
+  }
+
+  private frame(now: number): void {
+    const elapsedS = Math.min(0.1, (now - this.lastFrameMs) / 1000);
+    this.lastFrameMs = now;
+    if (this.playing && this.model !== undefined) {
+      this.seek(Math.min(this.model.endMs, this.t + elapsedS * this.speedMsPerS));
+      if (this.t >= this.model.endMs) this.togglePlay();
+    }
+    requestAnimationFrame((next) => this.frame(next));
+  }
+
+  private seek(t: number): void {
+    if (this.model === undefined) return;
+    this.t = Math.max(0, Math.min(this.model.endMs, t));
+    this.slider.value = String(Math.round(1000 * this.t / Math.max(1, this.model.endMs)));
+    this.clock.textContent = `t = ${this.t.toFixed(3)} ms`;
+    const at = this.model.at(this.t);
+    drawStage(this.stage, this.model.recording.nodes, at, this.t);
+    drawSide(this.side, at);
+  }
+}
+
+function button(text: string, testId: string, onclick: () => void): HTMLButtonElement {
+  return h('button', { 'data-testid': testId, onclick }, text);
+}
+
+function speedSelect(onChange: (msPerS: number) => void): HTMLSelectElement {
+  const select = h('select', { title: 'virtual ms per second' },
+    ...SPEEDS_MS_PER_S.map((v) => h('option', { value: v, selected: v === 500 },
+      `${v} ms/s`)));
+  select.addEventListener('change', () => onChange(Number(select.value)));
+  return select;
+}
+
+function runForm(run: (request: SimRunRequest) => void): {
+  element: HTMLElement; show(recording: SimRecording): void;
+} {
+  const scenario = h('select', {}, ...['raft', 'raft-vote-restart', 'raft-figure8',
+    'raft-ack-crash', 'raft-partial-partition'].map((s) => h('option', { value: s }, s)));
+  const seed = h('input', { type: 'number', value: 7, min: 0, style: 'width:8em' });
+  const mutant = h('input', { type: 'text', placeholder: 'mutant (optional)', style: 'width:12em' });
+  const element = h('div.row', {}, 'Run a seed here: ', scenario, seed, mutant,
+    button('run', 'run', () => run({ scenario: scenario.value, seed: Number(seed.value),
+      options: mutant.value === '' ? {} : { mutant: mutant.value }, skipFaults: [] })));
+  return { element, show: (recording) => {
+    scenario.value = recording.scenario;
+    seed.value = String(recording.seed);
+    mutant.value = typeof recording.options['mutant'] === 'string' ? recording.options['mutant'] : '';
+  } };
+}
+
+function positions(nodes: readonly string[]): Map<string, [number, number]> {
+  return new Map(nodes.map((id, i) => {
+    const angle = -Math.PI / 2 + (2 * Math.PI * i) / nodes.length;
+    return [id, [180 * Math.cos(angle), 180 * Math.sin(angle)]];
+  }));
+}
+
+function svg(tag: string, attrs: Record<string, string | number>, text?: string): SVGElement {
+  const element = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) element.setAttribute(k, String(v));
+  if (text !== undefined) element.textContent = text;
+  return element;
+}
+
+function drawStage(stage: SVGSVGElement, nodes: readonly string[], at: ReplayAt, t: number): void {
+  const where = positions(nodes);
+  const parts: SVGElement[] = [];
+  for (const [from, to] of at.cutLinks) {
+    const a = where.get(from!);
+    const b = where.get(to!);
+    if (a && b) parts.push(svg('line', { x1: a[0], y1: a[1], x2: b[0], y2: b[1], class: 'cut' }));
+  }
+  for (const m of at.inFlight) {
+    const a = where.get(m[1]);
+    const b = where.get(m[2]);
+    if (!a || !b) continue;
+    const f = m[4] < 0 ? 0.5 : Math.min(1, (t - m[0]) / Math.max(0.001, m[4] - m[0]));
+    parts.push(svg('circle', { cx: a[0] + (b[0] - a[0]) * f, cy: a[1] + (b[1] - a[1]) * f, r: 4,
+      class: `msg ${m[4] < 0 ? 'lost' : m[3].split(' ')[0]}` }, undefined));
+  }
+  for (const id of nodes) {
+    const n = at.nodes.get(id)!;
+    const [x, y] = where.get(id)!;
+    const state = !n.up ? 'down' : n.pausedUntilMs > t ? 'paused' : n.role;
+    parts.push(svg('circle', { cx: x, cy: y, r: 30, class: `node ${state}` }));
+    parts.push(svg('text', { x, y: y - 4, class: 'label' }, id));
+    parts.push(svg('text', { x, y: y + 12, class: 'sub' }, `${state} t${n.term}`));
+    if (n.driftRate !== 0) {
+      parts.push(svg('text', { x, y: y + 46, class: 'sub' },
+        `drift ${(n.driftRate * 100).toFixed(2)}%`));
+    }
+  }
+  stage.replaceChildren(...parts);
+}
+
+function drawSide(side: HTMLElement, at: ReplayAt): void {
+  const terms = [...at.leadersByTerm].sort((a, b) => b[0] - a[0]).slice(0, 12);
+  fill(side,
+    at.violations.length === 0 ? null : h('div.verdict', { 'data-testid': 'verdict' },
+      ...at.violations.map((v) => h('p', {}, h('b', {}, v.checker), ` at ${v.atMs.toFixed(3)} ms: `,
+        v.message))),
+    h('h4', {}, 'Leaders by term'),
+    h('ul.terms', { 'data-testid': 'replay-terms' }, ...terms.map(([term, leaders]) =>
+      h(`li${leaders.length > 1 ? '.two-leaders' : ''}`, { 'data-term': term },
+        `term ${term}: ${leaders.join(' and ')}${leaders.length > 1 ? ' — TWO LEADERS' : ''}`))),
+    h('h4', {}, 'Client operations'),
+    h('ul.ops', {}, ...at.clientOps.map((op) => h('li', {}, `${op.client} ${op.op} → ` +
+      `${op.outcome}`))),
+    h('h4', {}, 'Events'),
+    h('ul.events', {}, ...[...at.recent].reverse().slice(0, 16).map((e) =>
+      h('li', {}, `${e.atMs.toFixed(1)} ms ${describe(e)}`))));
+}
+
+function describe(e: ReplayAt['recent'][number]): string {
+  switch (e.kind) {
+    case 'role': return `${e.node} ${e.from} → ${e.to} (term ${e.term}, ${e.reason})`;
+    case 'crash': case 'restart': return `${e.kind} ${e.node}`;
+    case 'pause': return `pause ${e.node} for ${e.durationMs.toFixed(0)} ms`;
+    case 'drift': return `${e.node} clock drift ${(e.driftRate * 100).toFixed(3)}%`;
+    case 'partition': return `partition: ${e.links.length} links cut`;
+    case 'heal': return 'network healed';
+    case 'network': return e.label;
+    case 'violation': return `VIOLATION ${e.checker}`;
+    case 'fault': return `${e.skipped ? 'skipped: ' : ''}${e.label}`;
+    default: return e.kind;
+  }
+}
