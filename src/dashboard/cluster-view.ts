@@ -4,6 +4,7 @@
  * locks from their keys (src/core/election/keys.ts), a page of keys under a prefix, one key's
  * history, and the changes under a watched prefix since a revision.
  */
+import { parseCandidateValue } from '../client/election.js';
 import type { KeyValue, KvEvent, KvStore } from '../core/kv/index.js';
 
 /** One election or lock, as its keys say. */
@@ -23,6 +24,9 @@ export interface RecipeRow {
 }
 
 export interface CandidateRow {
+  /** The candidate's id (`--id`), as the recipe wrote it; a foreign key's raw text. */
+  readonly id: string;
+  /** The value it campaigns with (an election's proclaimed value; empty for a lock). */
   readonly value: string;
   readonly leaseId: number;
   readonly createRevision: number;
@@ -56,7 +60,7 @@ function groupRecipes(kind: 'election' | 'lock', kvs: readonly KeyValue[]): Reci
     const tail = rest.slice(slash + 1);
     if (tail === 'generation') entry.generation = kv;
     else if (tail.startsWith('candidates/')) {
-      entry.candidates.push({ value: kv.value, leaseId: Number.parseInt(tail.slice(11), 16) || 0,
+      entry.candidates.push({ ...parseCandidateValue(kv.value), leaseId: Number.parseInt(tail.slice(11), 16) || 0,
         createRevision: kv.createRevision });
     }
   }

@@ -132,6 +132,7 @@ export class Dashboard {
     this.pages.add(page);
     this.send(page, {
       type: 'hello', servedBy: this.o.memberId, members: [...this.o.clientUrls.keys()],
+      clientUrls: Object.fromEntries(this.o.clientUrls),
       readOnly: true, writes: 'read-only: authentication is not built yet',
       heartbeatMs: this.o.heartbeatMs, electionTimeoutMs: this.o.electionTimeoutMs,
     });

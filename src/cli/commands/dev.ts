@@ -92,7 +92,8 @@ async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number>
   const tls = security.caFile === undefined ? {} : { tls: true, caFile: security.caFile };
   const dashboard = `${security.caFile === undefined ? 'http' : 'https'}://127.0.0.1:${base}/ui/`;
   io.out(opts['json'] === true
-    ? JSON.stringify({ ready: true, endpoints, leader, dataDir, dashboard, ...tls })
+    ? JSON.stringify({ ready: true, endpoints, leader, dataDir, dashboard, ...tls,
+      pids: Object.fromEntries(members.map((m) => [m.name, m.child?.pid ?? null])) })
     : `ready: ${nodes} members, leader ${leader}, endpoints ${endpoints.join(',')}, ` +
       `dashboard ${dashboard} (` +
       `${security.caFile === undefined ? '' : `TLS, CA ${security.caFile}; `}` +

@@ -4,7 +4,7 @@
  * object per line). A signal makes it leave gracefully (the others see 'left', not 'dead'),
  * then exit 0; a second signal closes at once. Logs go to stderr.
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { createPinoLogger, type LogLevel } from '../../adapters/pino-logger.js';
 import { SPLIT_BRAIN_STRATEGIES, type SplitBrainStrategy } from '../../core/swim/index.js';
 import type { MembershipEvent, SwimLeader } from '../../core/swim/index.js';
@@ -12,6 +12,8 @@ import { assertNever } from '../../core/assert.js';
 import {
   joinCluster, MEMBERSHIP_PORT_DEFAULT, SWIM_PROFILES, type Membership, type SwimProfile,
 } from '../../membership/index.js';
+import { GossipFeed } from '../../dashboard/gossip-feed.js';
+import { parseListenAddress, startPageServer } from '../../dashboard/page-server.js';
 import type { CliIo } from '../io.js';
 import { integerIn } from '../parse.js';
 
@@ -36,6 +38,8 @@ export function memberCommand(io: CliIo): Command {
     .option('--join-timeout-ms <ms>', 'give up (exit 1) when no seed admits this member within '
       + 'this time (default: two rounds over the seeds)', integerIn(1, 86_400_000))
     .option('--insecure', 'allow a --bind beyond loopback (gossip has no TLS or auth yet)', false)
+    .option('--ui <host:port>', 'serve the dashboard\'s membership tab here (port 0: the OS ' +
+      'picks; the URL is printed)', listenAddress)
     .option('--json', 'print one JSON object per line', false)
     .addOption(new Option('--log-level <level>', 'log level (JSON lines on stderr)')
       .choices(['debug', 'info', 'warn', 'error', 'silent']).default('warn'))
@@ -67,12 +71,43 @@ async function runMember(io: CliIo, opts: Record<string, unknown>): Promise<void
     logger,
   });
   membership.on('event', (event) => print(membership.id, event));
+  const address = opts['ui'] as { host: string; port: number } | undefined;
+  const ui = address === undefined ? undefined
+    : await serveMembershipTab(io, membership, address, json).catch(async (error: unknown) => {
+      await membership.close();
+      throw error;
+    });
   io.out(json
     ? JSON.stringify({ kind: 'listening', time: new Date().toISOString(), self: membership.id,
       address: membership.address, seeds })
     : `${new Date().toISOString()} ${membership.id} listening on ${membership.address} `
       + `(udp+tcp), ${seeds.length === 0 ? 'bootstrapped' : `seeds ${seeds.join(',')}`}`);
   await untilSignal(membership, logger.info.bind(logger));
+  await ui?.close();
+}
+
+/** `--ui ADDR`: the membership tab on its own small server (src/dashboard/gossip-feed.ts). */
+async function serveMembershipTab(io: CliIo, membership: Membership,
+  address: { host: string; port: number }, json: boolean): Promise<{ close(): Promise<void> }> {
+  const feed = new GossipFeed(membership, describeMembershipEvent);
+  const server = await startPageServer(address.host, address.port, (ws) => feed.addPage(ws))
+    .catch((error: unknown) => {
+      feed.close();
+      throw error;
+    });
+  io.out(json ? JSON.stringify({ kind: 'ui', url: server.url })
+    : `${new Date().toISOString()} ${membership.id} dashboard ${server.url}`);
+  return { close: async () => {
+    feed.close();
+    await server.close();
+  } };
+}
+
+/** `--ui HOST:PORT`, checked before the member joins (a bad one exits 2 naming the flag). */
+function listenAddress(text: string): { host: string; port: number } {
+  const parsed = parseListenAddress(text);
+  if ('error' in parsed) throw new InvalidArgumentError(parsed.error);
+  return parsed;
 }
 
 /** Leaves gracefully on the first SIGTERM or SIGINT; a second one closes at once. */

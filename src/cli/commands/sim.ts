@@ -16,6 +16,7 @@ import type {
 import { SCENARIOS } from '../../sim/scenarios/index.js';
 import { integerIn, numberIn } from '../parse.js';
 import type { CliIo } from '../io.js';
+import { recordSeed } from './sim-record.js';
 
 export function simCommand(io: CliIo): Command {
   const command = new Command('sim')
@@ -29,7 +30,9 @@ export function simCommand(io: CliIo): Command {
     .option('--quiet', 'no line per seed, only failures and the summary', false)
     .option('--json', 'print one JSON object with every seed and the summary', false)
     .option('--jobs <n>', 'worker threads running seeds in parallel (default: one per core, ' +
-      'when running the built CLI)', integerIn(1, 64));
+      'when running the built CLI)', integerIn(1, 64))
+    .option('--record <file>', 'write the first failing seed (else the first seed) as a ' +
+      'recording for `conclave replay FILE`');
   for (const flag of allScenarioFlags()) command.addOption(optionFor(flag));
   command.addHelpText('after', scenarioHelp());
   command.action(async (opts: Record<string, unknown>) => {
@@ -52,6 +55,13 @@ async function runSim(io: CliIo, opts: Record<string, unknown>, command: Command
     io.err(`conclave sim: ${outOfRange.join('; ')} (scenario '${scenario.name}')`);
     return 2;
   }
+  const record = typeof opts['record'] === 'string' ? opts['record'] : undefined;
+  if (record !== undefined && scenario.records !== true) {
+    io.err(`conclave sim: --record: scenario '${scenario.name}' cannot be recorded yet ` +
+      `(these can: ${[...SCENARIOS.values()].filter((s) => s.records === true)
+        .map((s) => s.name).join(', ')})`);
+    return 2;
+  }
   const firstSeed = typeof opts['seed'] === 'number' ? opts['seed'] : randomInt(0, SEED_MAX);
   const seedCount = opts['seeds'] as number;
   const json = opts['json'] === true;
@@ -71,6 +81,9 @@ async function runSim(io: CliIo, opts: Record<string, unknown>, command: Command
       firstSeed, seedCount, options, stopOnFailure, wallClock: new SystemClock(), onSeed,
       onProgress,
     });
+  if (record !== undefined && !recordSeed(io, scenario, record, report.results, options, json)) {
+    return 1;
+  }
   const wallS = (report.wallMs ?? 0) / 1000;
   const speed = {
     seedsPerS: wallS > 0 ? report.results.length / wallS : undefined,
@@ -251,7 +264,8 @@ function optionFor(flag: ScenarioFlag): Option {
 /** Flags given on the command line that the chosen scenario does not take. */
 function foreignFlags(scenario: Scenario<unknown>, command: Command): string[] {
   const own = new Set(scenario.flags.map((f) => f.name));
-  const common = new Set(['scenario', 'seed', 'seeds', 'stop-on-failure', 'quiet', 'json', 'jobs']);
+  const common = new Set(['scenario', 'seed', 'seeds', 'stop-on-failure', 'quiet', 'json', 'jobs',
+    'record']);
   return command.options
     .filter((o) => command.getOptionValueSource(o.attributeName()) === 'cli')
     .map((o) => o.long?.replace(/^--/, '') ?? '')

@@ -77,15 +77,21 @@ export function renderRecipes(panel: Element, state: ClusterState): void {
         'term', 'lease', 'waiting'].map((t) => h('th', {}, t)))),
       h('tbody', {}, ...rows.map((r) => h('tr', { 'data-recipe': `${r.kind}/${r.name}` },
         h('td', {}, r.name),
-        h('td.holder', {}, r.holder === null ? 'none' : `${r.holder.value}${r.claimed ? '' :
-          ' (claiming)'}`),
+        h('td.holder', {}, r.holder === null ? 'none' : `${candidate(r.holder)}${r.claimed
+          ? '' : ' (claiming)'}`),
         h('td.token', {}, r.fencingToken ?? '–'), h('td', {}, r.term),
         h('td', {}, r.holder === null ? '–' : r.holder.leaseId.toString(16)),
-        h('td', {}, r.waiting.map((w) => w.value).join(', ') || '–'))))),
+        h('td', {}, r.waiting.map(candidate).join(', ') || '–'))))),
   ];
   fill(panel, h('p.summary', {}, `From this member's store at revision ${state.revision}.`),
     ...table('Elections', elections, 'leader'), ...table('Locks', locks, 'holder'),
     h('h3', {}, 'Leases'), leaseBars(state));
+}
+
+/** A candidate as the page names it: its id, and the value it proclaims if any. */
+function candidate(row: { id: string; value: string }): string {
+  if (row.id === '') return row.value;
+  return row.value === '' ? row.id : `${row.id} = ${row.value}`;
 }
 
 function leaseBars(state: ClusterState): HTMLElement {

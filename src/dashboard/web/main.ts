@@ -47,23 +47,36 @@ class Page {
     return new Promise((resolve) => this.pending.set(id, resolve));
   }
 
+  /**
+   * Feeds to try, in order: the member that served the page, then the others it named (when
+   * the serving member dies, the page moves to the next one; still one connection at a time).
+   */
+  private feedUrls: string[] = [];
+  private feedIndex = 0;
+
   private connect(): void {
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    const socket = new WebSocket(`${scheme}//${location.host}/ui/feed`);
+    const url = this.feedUrls[this.feedIndex % Math.max(1, this.feedUrls.length)] ??
+      `${scheme}//${location.host}/ui/feed`;
+    const socket = new WebSocket(url);
     this.socket = socket;
-    socket.onopen = () => (this.status.textContent = 'live');
+    socket.onopen = () => (this.status.textContent = `live (${new URL(url).host})`);
     socket.onmessage = (message) => this.onFrame(JSON.parse(String(message.data)) as
       Record<string, unknown>);
     socket.onclose = () => {
-      this.status.textContent = 'disconnected: retrying…';
+      this.status.textContent = 'disconnected: trying the next member…';
       this.status.className = 'status down';
-      setTimeout(() => this.connect(), 1000);
+      this.feedIndex++;
+      setTimeout(() => this.connect(), this.feedUrls.length > 1 ? 200 : 1000);
     };
   }
 
   private onFrame(frame: Record<string, unknown>): void {
     const type = frame['type'];
-    if (type === 'hello') this.setMode(String(frame['mode'] ?? 'cluster'), frame);
+    if (type === 'hello') {
+      this.noteFeeds(frame['clientUrls'] as Record<string, string> | undefined);
+      this.setMode(String(frame['mode'] ?? 'cluster'), frame);
+    }
     if (type === 'reply') {
       const id = frame['id'] as number;
       this.pending.get(id)?.(frame);
@@ -73,7 +86,18 @@ class Page {
     if (type === 'watch-changes') return this.keys?.onWatchChanges(frame['changes'] as never);
     if (type === 'recording') return this.replay?.load(frame['recording'] as never);
     if (type === 'gossip' || type === 'gossip-event') return this.gossip?.apply(frame);
-    this.state.apply(frame);
+    // Only a live cluster's frames build the cluster state (a replay's or gossip member's
+    // hello names no Raft members).
+    if (this.mode === 'cluster') this.state.apply(frame);
+  }
+
+  private noteFeeds(clientUrls: Record<string, string> | undefined): void {
+    if (clientUrls === undefined || this.feedUrls.length > 0) return;
+    const here = `${location.protocol}//${location.host}`;
+    const urls = Object.values(clientUrls).map((u) => u.replace(/\/$/, ''));
+    const ordered = [here, ...urls.filter((u) => u !== here)];
+    this.feedUrls = ordered.map((u) => `${u.replace(/^http/, 'ws')}/ui/feed`);
+    this.feedIndex = 0;
   }
 
   private setMode(mode: string, hello: Record<string, unknown>): void {

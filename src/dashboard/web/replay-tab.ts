@@ -38,10 +38,10 @@ export class ReplayTab {
     } });
     fill(panel, h('div.row', {}, h('label', {}, 'Open a recording ', file)), this.form.element,
       this.note, h('div.row.controls', {},
-        button('⏮', 'back', () => this.seek(this.model?.previousStep(this.t) ?? 0)),
+        button('◀ back', 'back', () => this.seek(this.model?.previousStep(this.t) ?? 0)),
         button('▶', 'play', () => this.togglePlay()),
-        button('⏭', 'step', () => this.seek(this.model?.nextStep(this.t) ?? 0)),
-        button('to the verdict', 'verdict', () => this.seek(this.model?.verdictMs ?? this.t)),
+        button('step ▶', 'step', () => this.seek(this.model?.nextStep(this.t) ?? 0)),
+        button('to the verdict', 'to-verdict', () => this.seek(this.model?.verdictMs ?? this.t)),
         speedSelect((v) => (this.speedMsPerS = v)), this.clock),
       this.slider, h('div.replay', {}, this.stage, this.side), h('h3', {}, 'Faults'),
       this.faults);
