@@ -16,6 +16,7 @@ import type {
 import { SCENARIOS } from '../../sim/scenarios/index.js';
 import { integerIn, numberIn } from '../parse.js';
 import type { CliIo } from '../io.js';
+import { simProgress } from './sim-progress.js';
 import { recordSeed } from './sim-record.js';
 
 export function simCommand(io: CliIo): Command {
@@ -67,20 +68,23 @@ async function runSim(io: CliIo, opts: Record<string, unknown>, command: Command
   const json = opts['json'] === true;
   const quiet = opts['quiet'] === true || json;
   if (!json) io.out(`scenario ${scenario.name}: seeds ${firstSeed}..${firstSeed + seedCount - 1} (${seedCount})`);
+  const progress = simProgress(seedCount, !json);
   const onSeed = (result: SeedResult<unknown>): void => {
-    if (!quiet || result.violations.length > 0) io.out(seedLine(result));
+    progress.seedDone(result.violations.length > 0);
+    if ((!quiet && !progress.active) || result.violations.length > 0) io.out(seedLine(result));
     if (result.violations.length > 0 && !json) printFailure(io, scenario, result, options);
   };
-  const jobs = jobCount(opts['jobs'], seedCount);
-  const stopOnFailure = opts['stopOnFailure'] === true;
   const onProgress = opts['quiet'] === true ? undefined : progressPrinter(io);
-  const report = jobs > 1
-    ? await runSeedsInWorkers(scenario,
-      { firstSeed, seedCount, options, stopOnFailure, onSeed, onProgress }, jobs)
-    : runSeeds(scenario, {
-      firstSeed, seedCount, options, stopOnFailure, wallClock: new SystemClock(), onSeed,
-      onProgress,
-    });
+  const run = { firstSeed, seedCount, options, stopOnFailure: opts['stopOnFailure'] === true,
+    onSeed, onProgress };
+  const report = await executeSeeds(scenario, run, jobCount(opts['jobs'], seedCount));
+  progress.stop();
+  const interrupted = report.inProgress !== undefined;
+  if (interrupted) {
+    io.out(`interrupted: ${report.results.length} of ${seedCount} seeds done` +
+      (report.inProgress!.length === 0 ? '' : '; in progress: ' +
+        report.inProgress!.map((seed) => replayCommand(scenario, seed, options)).join(' ; ')));
+  }
   if (record !== undefined && !recordSeed(io, scenario, record, report.results, options, json)) {
     return 1;
   }
@@ -103,7 +107,8 @@ async function runSim(io: CliIo, opts: Record<string, unknown>, command: Command
     io.out(`speed: ${fmt(speed.seedsPerS)} seeds/s, ${fmt(speed.eventsPerS, 0)} events/s, ` +
       `${fmt(speed.simulatedSPerWallS, 0)} simulated s per wall s`);
     io.out(violations === 0
-      ? `ok: ${report.results.length} seeds, zero violations`
+      ? `${interrupted ? 'partial (interrupted), ' : ''}ok: ${report.results.length} seeds, ` +
+        'zero violations'
       : `FAILED: ${report.failures.length} of ${report.results.length} seeds broke an invariant`);
     if (violations === 0 && typeof options['mutant'] === 'string') {
       io.out(`note: mutant ${options['mutant']} was planted but no seed of this run exposed it; ` +
@@ -111,17 +116,44 @@ async function runSim(io: CliIo, opts: Record<string, unknown>, command: Command
         '(docs/raft.md and docs/simulation.md say where each is caught)');
     }
   }
-  return violations === 0 ? 0 : 1;
+  return violations > 0 ? 1 : interrupted ? 130 : 0;
 }
 
-/** Workers load the compiled worker module, so they only run from the built CLI (dist/). */
+/**
+ * Runs the seeds: over worker threads from the built CLI (so that Ctrl-C can stop them and
+ * still print the partial summary and the replay command of each seed in progress), else in
+ * this thread (a single seed, or from source), where Ctrl-C ends the process as usual.
+ */
+async function executeSeeds(scenario: Scenario<unknown>, run: Omit<ParallelRun, 'interrupted'>,
+  jobs: number): Promise<RunReport<unknown> & { inProgress?: number[] }> {
+  if (jobs === 0 || run.seedCount < 2) {
+    return runSeeds(scenario, { ...run, wallClock: new SystemClock() });
+  }
+  const interrupt = interruptOnSigint();
+  try {
+    const report = await runSeedsInWorkers(scenario, { ...run, interrupted: interrupt.signal },
+      jobs);
+    if (interrupt.signal.aborted) return report;
+    const { inProgress: _none, ...finished } = report;
+    return finished;
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+/**
+ * Worker threads to run on; 0: none, run in this thread. Workers load the compiled worker
+ * module, so they only run from the built CLI (dist/).
+ */
 function jobCount(requested: unknown, seedCount: number): number {
-  const compiled = import.meta.url.endsWith('.js');
-  if (typeof requested === 'number') return compiled ? Math.min(requested, seedCount) : 1;
-  return compiled ? Math.min(availableParallelism(), seedCount) : 1;
+  if (!import.meta.url.endsWith('.js')) return 0;
+  return Math.max(1, Math.min(typeof requested === 'number' ? requested : availableParallelism(),
+    seedCount));
 }
 
 interface ParallelRun {
+  /** Aborted on Ctrl-C: the workers stop, the report covers the seeds done. */
+  readonly interrupted: AbortSignal;
   readonly firstSeed: number;
   readonly seedCount: number;
   readonly options: ScenarioOptions;
@@ -132,7 +164,7 @@ interface ParallelRun {
 
 /** Runs the seeds over `jobs` worker threads; the report is the same as runSeeds' one. */
 async function runSeedsInWorkers(scenario: Scenario<unknown>, run: ParallelRun,
-  jobs: number): Promise<RunReport<unknown>> {
+  jobs: number): Promise<RunReport<unknown> & { inProgress: number[] }> {
   const clock = new SystemClock();
   const startMs = clock.monotonicMs();
   const results: SeedResult<unknown>[] = [];
@@ -140,17 +172,26 @@ async function runSeedsInWorkers(scenario: Scenario<unknown>, run: ParallelRun,
   const stopAll = (): void => {
     for (const worker of workers) void worker.terminate();
   };
+  /** Each job's seeds, and how many it reported: the next one is in progress. */
+  const jobSeeds: { seeds: number[]; done: number; finished: boolean }[] = [];
+  run.interrupted.addEventListener('abort', stopAll);
   const runs = Array.from({ length: jobs }, (_, job) => {
     const seeds: number[] = [];
     for (let i = job; i < run.seedCount; i += jobs) seeds.push((run.firstSeed + i) % (SEED_MAX + 1));
+    const progress = { seeds, done: 0, finished: false };
+    jobSeeds.push(progress);
     const worker = new Worker(new URL('../sim-worker.js', import.meta.url), {
       workerData: { scenario: scenario.name, seeds, options: run.options },
     });
     workers.push(worker);
     return new Promise<void>((resolve, reject) => {
       worker.on('message', (message: WorkerMessage) => {
-        if (message.kind === 'done') return resolve();
+        if (message.kind === 'done') {
+          progress.finished = true;
+          return resolve();
+        }
         if (message.kind === 'progress') return run.onProgress?.(message.progress);
+        progress.done++;
         results.push(message.result);
         run.onSeed(message.result);
         if (run.stopOnFailure && message.result.violations.length > 0) stopAll();
@@ -162,8 +203,10 @@ async function runSeedsInWorkers(scenario: Scenario<unknown>, run: ParallelRun,
   await Promise.all(runs);
   results.sort((a, b) => a.seed - b.seed);
   const failures = results.filter((r) => r.violations.length > 0);
+  const inProgress = !run.interrupted.aborted ? [] : jobSeeds
+    .filter((j) => !j.finished && j.done < j.seeds.length).map((j) => j.seeds[j.done]!);
   return {
-    results, failures,
+    results, failures, inProgress,
     summary: scenario.summarize(results, run.options),
     wallMs: clock.monotonicMs() - startMs,
     simulatedMs: results.reduce((s, r) => s + r.simulatedMs, 0),
@@ -301,4 +344,12 @@ function camel(name: string): string {
 
 function fmt(value: number | undefined, digits = 1): string {
   return value === undefined ? '-' : value.toFixed(digits);
+}
+
+/** Ctrl-C during a run: abort the workers (the partial summary follows) instead of dying. */
+function interruptOnSigint(): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onSigint = (): void => controller.abort();
+  process.once('SIGINT', onSigint);
+  return { signal: controller.signal, dispose: () => process.off('SIGINT', onSigint) };
 }
