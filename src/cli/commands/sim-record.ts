@@ -14,7 +14,7 @@ export function recordSeed(io: CliIo, scenario: Scenario<unknown>, file: string,
   const chosen = results.find((r) => r.violations.length > 0) ?? results[0];
   if (chosen === undefined) return true;
   const recorder = new SimRecorder();
-  const rerun = scenario.runSeed(chosen.seed, options, recorder);
+  const rerun = scenario.runSeed(chosen.seed, options, undefined, recorder);
   const recording = recorder.recording({ scenario: scenario.name, seed: chosen.seed, options,
     traceHash: rerun.traceHash, simulatedMs: rerun.simulatedMs, violations: rerun.violations });
   writeFileSync(file, JSON.stringify(recording));

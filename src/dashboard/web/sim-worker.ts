@@ -24,7 +24,7 @@ self.onmessage = (message: MessageEvent<SimRunRequest>) => {
   const full: Record<string, number | boolean | string | undefined> = {};
   for (const flag of scenario.flags) full[flag.name] = options[flag.name] ?? flag.defaultValue;
   const recorder = new SimRecorder(undefined, new Set(skipFaults));
-  const result = scenario.runSeed(seed, full, recorder);
+  const result = scenario.runSeed(seed, full, undefined, recorder);
   self.postMessage({ recording: recorder.recording({ scenario: name, seed, options: full,
     traceHash: result.traceHash, simulatedMs: result.simulatedMs,
     violations: result.violations }) });

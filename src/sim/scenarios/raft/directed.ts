@@ -9,7 +9,9 @@ import {
   RAFT_DEFAULTS_LOCAL, type RaftConfig, type RaftMessage, type RaftStatus, type RaftTuning,
 } from '../../../core/raft/index.js';
 import { Prng } from '../../prng.js';
-import type { Scenario, ScenarioOptions, SeedResult, SummaryReport, Violation } from '../../scenario.js';
+import type {
+  Scenario, ScenarioOptions, SeedProgressListener, SeedResult, SummaryReport, Violation,
+} from '../../scenario.js';
 import { Scheduler } from '../../scheduler.js';
 import type { SimRecorder } from '../../sim-recorder.js';
 import { SimHost } from '../../sim-host.js';
@@ -62,7 +64,8 @@ export function directedScenario(spec: DirectedSpec): {
       name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known Raft bug',
       defaultValue: undefined, choices: RAFT_MUTANT_NAMES,
     }],
-    runSeed: run,
+    runSeed: (seed, options, _progress?: SeedProgressListener, recorder?: SimRecorder) =>
+      run(seed, options, recorder),
     records: true,
     summarize: (results): SummaryReport => {
       const complete = results.filter((r) => r.figures.stepsReached >= spec.completeAtStep).length;

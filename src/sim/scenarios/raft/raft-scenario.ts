@@ -138,7 +138,7 @@ export const raftScenario: Scenario<RaftFigures> = {
         'member could not send), or both (even seeds authenticated, odd ones unauthenticated)',
     },
   ],
-  runSeed: (seed, options, recorder) => runRaftSeed(seed, options, {}, recorder),
+  runSeed: (seed, options, _progress, recorder) => runRaftSeed(seed, options, {}, recorder),
   records: true,
   summarize: summarizeRaft,
 };
