@@ -18,7 +18,8 @@ export function randomFloat(random: Random): number {
 export function randomInt(random: Random, minInclusive: number, maxExclusive: number): number {
   assert(Number.isInteger(minInclusive) && Number.isInteger(maxExclusive),
     () => `randomInt bounds must be integers: ${minInclusive}, ${maxExclusive}`);
-  assert(maxExclusive > minInclusive, () => `randomInt: empty range [${minInclusive}, ${maxExclusive})`);
+  assert(maxExclusive > minInclusive,
+    () => `randomInt: empty range [${minInclusive}, ${maxExclusive})`);
   return minInclusive + Math.floor(randomFloat(random) * (maxExclusive - minInclusive));
 }
 

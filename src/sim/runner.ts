@@ -62,7 +62,8 @@ export function runSeeds<F>(scenario: Scenario<F>, run: RunOptions): RunReport<F
 }
 
 /** The command that replays one seed of a run exactly. */
-export function replayCommand(scenario: Scenario<unknown>, seed: number, options: ScenarioOptions): string {
+export function replayCommand(scenario: Scenario<unknown>, seed: number,
+  options: ScenarioOptions): string {
   const flags: string[] = [`--scenario ${scenario.name}`, `--seed ${seed}`, '--seeds 1'];
   for (const flag of scenario.flags) {
     const value = options[flag.name];

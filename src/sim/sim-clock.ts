@@ -41,7 +41,8 @@ export class SimClock implements Clock, Timer {
   }
 
   monotonicMs(): number {
-    return this.originLocalMs + (this.scheduler.nowMs - this.originRealMs) * (1 + this.driftRateValue);
+    const realElapsedMs = this.scheduler.nowMs - this.originRealMs;
+    return this.originLocalMs + realElapsedMs * (1 + this.driftRateValue);
   }
 
   wallMs(): number {

@@ -20,7 +20,8 @@ export class TraceHash {
 
   /** 16 hex digits. */
   digest(): string {
-    return (this.hi >>> 0).toString(16).padStart(8, '0') + (this.lo >>> 0).toString(16).padStart(8, '0');
+    const hex = (word: number): string => (word >>> 0).toString(16).padStart(8, '0');
+    return hex(this.hi) + hex(this.lo);
   }
 
   private mixInt(value: number): void {

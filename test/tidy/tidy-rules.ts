@@ -1,110 +1,96 @@
 /**
- * Our version of TigerBeetle's tidy.zig: plain fs + regexes over src/, so nobody has to remember
- * the rules. It bans nondeterminism in the deterministic layers (core, runtime, sim) and checks
- * every import against the layer table of STYLE.md.
+ * Our version of TigerBeetle's tidy.zig, so nobody has to remember the rules. Over every .ts
+ * file under `src/` of a root it checks, on the TypeScript syntax tree (never line by line,
+ * which multi-line imports and aliases slip past):
+ * - imports against the layer table of STYLE.md (tidy-imports.ts);
+ * - no clock, timer, randomness or process global in the deterministic layers, however it is
+ *   reached (tidy-globals.ts);
+ * - lines of at most 100 columns and functions of at most 70 lines (tidy-shape.ts), judged
+ *   against a short allow-list and a temporary baseline (tidy-baseline.ts).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve, dirname, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
+import ts from 'typescript';
+import type { ShapeBaseline } from './tidy-baseline.js';
+import { DETERMINISTIC_LAYERS, globalViolations } from './tidy-globals.js';
+import { importViolations, layerOf } from './tidy-imports.js';
+import { FUNCTION_LINES_MAX, LINE_COLUMNS_MAX, longFunctions, longLines } from './tidy-shape.js';
+import type { LongFunction, LongLine, TidyViolation } from './tidy-types.js';
 
-export interface TidyViolation {
-  readonly file: string;
-  readonly line: number;
-  readonly rule: string;
-  readonly text: string;
+export type { LongFunction, LongLine, TidyViolation } from './tidy-types.js';
+
+/** What one pass over a tree found. */
+export interface TidyReport {
+  /** Imports and banned globals: every one is a failure. */
+  readonly violations: readonly TidyViolation[];
+  /** Shape measurements, for `judgeShape`. */
+  readonly longLines: readonly LongLine[];
+  readonly longFunctions: readonly LongFunction[];
 }
 
-/** Layers whose code must be deterministic: time and randomness only through ports. */
-const DETERMINISTIC_LAYERS = new Set(['core', 'runtime', 'sim']);
-
-const BANNED_APIS: readonly { pattern: RegExp; rule: string }[] = [
-  { pattern: /\bDate\.now\s*\(/, rule: 'Date.now: take nowMs or a Clock' },
-  { pattern: /\bnew\s+Date\s*\(/, rule: 'new Date(): take a Clock' },
-  { pattern: /\bperformance\.now\s*\(/, rule: 'performance.now: take a Clock' },
-  { pattern: /\b(setTimeout|setInterval|setImmediate)\s*\(/, rule: 'timers: take a Timer' },
-  { pattern: /\bMath\.random\s*\(/, rule: 'Math.random: take a Random' },
-  { pattern: /\bcrypto\.(random\w*|getRandomValues)\s*\(/, rule: 'crypto randomness: take a Random' },
-  { pattern: /\b(randomBytes|randomUUID|randomInt|getRandomValues)\s*\(\s*\)/, rule: 'crypto randomness: take a Random' },
-  { pattern: /\bprocess\.hrtime\b/, rule: 'process.hrtime: take a Clock' },
-];
+export function tidyCheck(rootDir: string): TidyReport {
+  const srcDir = join(rootDir, 'src');
+  const files = listTsFiles(srcDir);
+  const violations: TidyViolation[] = [];
+  const lines: LongLine[] = [];
+  const functions: LongFunction[] = [];
+  for (const file of files) {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022,
+      true, ts.ScriptKind.TS);
+    const shown = relative(rootDir, file).split(sep).join('/');
+    const layer = layerOf(srcDir, file);
+    violations.push(...importViolations(srcDir, rootDir, file, layer, source)
+      .map((v) => ({ ...v, file: shown })));
+    if (DETERMINISTIC_LAYERS.has(layer)) {
+      violations.push(...globalViolations(source, layer, shown));
+    }
+    lines.push(...longLines(shown, source.text));
+    functions.push(...longFunctions(shown, source));
+  }
+  return { violations, longLines: lines, longFunctions: functions };
+}
 
 /**
- * Which layer may import which (STYLE.md). Keys are src/ folders; `client` is special-cased:
- * it may use core's codec and ids and the transport adapters, nothing of the server side.
+ * The shape rules as failures: a long line or function is allowed only by the allow-list
+ * (functions) or within the baseline's ceiling; a baseline entry above what the tree has now
+ * fails too, so the baseline only ever shrinks (lower it to the figure the message names).
  */
-const ALLOWED_IMPORTS: Readonly<Record<string, readonly string[]>> = {
-  core: ['core'],
-  ports: ['core', 'ports'],
-  runtime: ['core', 'ports', 'runtime', 'errors'],
-  adapters: ['core', 'ports', 'adapters', 'errors'],
-  sim: ['core', 'ports', 'runtime', 'sim', 'errors'],
-  server: ['core', 'ports', 'runtime', 'adapters', 'server', 'errors', 'client'],
-  membership: ['core', 'ports', 'runtime', 'adapters', 'membership', 'errors'],
-  client: ['core', 'ports', 'adapters', 'client', 'errors'],
-  cli: ['core', 'ports', 'runtime', 'adapters', 'sim', 'server', 'membership', 'client', 'cli', 'errors', 'dashboard'],
-  // The page bundles the simulator (src/dashboard/web: replay and rerun of a seed in the browser).
-  dashboard: ['core', 'ports', 'runtime', 'adapters', 'sim', 'server', 'membership', 'client', 'dashboard', 'errors'],
-  errors: ['core'],
-  index: ['core', 'ports', 'runtime', 'adapters', 'sim', 'server', 'membership', 'client', 'errors'],
-};
-
-/** Layers that may not import node built-ins or third-party packages at all. */
-const NO_EXTERNAL_IMPORTS = new Set(['core', 'ports', 'runtime', 'sim']);
-
-const IMPORT_PATTERN = /^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/;
-
-export function tidyCheck(rootDir: string): TidyViolation[] {
-  const srcDir = join(rootDir, 'src');
-  const violations: TidyViolation[] = [];
-  for (const file of listTsFiles(srcDir)) {
-    const layer = layerOf(srcDir, file);
-    const lines = readFileSync(file, 'utf8').split('\n');
-    lines.forEach((text, i) => {
-      const at = { file: relative(rootDir, file), line: i + 1, text: text.trim() };
-      const code = stripComment(text);
-      if (DETERMINISTIC_LAYERS.has(layer)) {
-        for (const banned of BANNED_APIS) {
-          if (banned.pattern.test(code)) violations.push({ ...at, rule: `src/${layer}: ${banned.rule}` });
-        }
-      }
-      const match = IMPORT_PATTERN.exec(code);
-      const specifier = match?.[1] ?? match?.[2] ?? match?.[3];
-      if (specifier !== undefined) {
-        const problem = importProblem(srcDir, file, layer, specifier);
-        if (problem !== undefined) violations.push({ ...at, rule: problem });
-      }
-    });
+export function judgeShape(report: TidyReport, baseline: ShapeBaseline): string[] {
+  const problems: string[] = [];
+  const perFile = new Map<string, LongLine[]>();
+  for (const line of report.longLines) {
+    perFile.set(line.file, [...(perFile.get(line.file) ?? []), line]);
   }
-  return violations;
-}
-
-function importProblem(srcDir: string, file: string, layer: string, specifier: string): string | undefined {
-  if (!specifier.startsWith('.')) {
-    if (NO_EXTERNAL_IMPORTS.has(layer)) {
-      return `src/${layer} may not import '${specifier}' (no I/O or third-party code in this layer)`;
+  for (const [file, found] of perFile) {
+    const ceiling = baseline.longLines[file] ?? 0;
+    if (found.length <= ceiling) continue;
+    const where = found.map((l) => `${l.line} (${l.columns})`).join(', ');
+    problems.push(`${file}: ${found.length} lines over ${LINE_COLUMNS_MAX} columns`
+      + ` (baseline ${ceiling}); lines: ${where}`);
+  }
+  for (const [file, ceiling] of Object.entries(baseline.longLines)) {
+    const count = perFile.get(file)?.length ?? 0;
+    if (count < ceiling) {
+      problems.push(`${file}: the baseline allows ${ceiling} long lines, the file has ${count}:`
+        + ` lower it to ${count} in test/tidy/tidy-baseline.ts (it only shrinks)`);
     }
-    return undefined;
   }
-  const target = resolve(dirname(file), specifier);
-  if (!target.startsWith(srcDir + sep)) return `import leaves src/: '${specifier}'`;
-  const targetLayer = layerOf(srcDir, target);
-  const allowed = ALLOWED_IMPORTS[layer];
-  if (allowed === undefined) return `src/${layer} is not a known layer (add it to the table in STYLE.md and tidy)`;
-  if (!allowed.includes(targetLayer)) {
-    return `src/${layer} may not import src/${targetLayer} ('${specifier}'): dependencies point down`;
+  const keyOf = (f: { file: string; name: string }): string => `${f.file} ${f.name}`;
+  const long = new Set(report.longFunctions.map(keyOf));
+  for (const fn of report.longFunctions) {
+    const key = keyOf(fn);
+    if (baseline.allowedFunctions.some((a) => keyOf(a) === key)) continue;
+    if (baseline.longFunctions.some((b) => keyOf(b) === key)) continue;
+    problems.push(`${fn.file}:${fn.line}: ${fn.name} is ${fn.lines} lines (at most `
+      + `${FUNCTION_LINES_MAX}): split it`);
   }
-  return undefined;
-}
-
-function layerOf(srcDir: string, file: string): string {
-  const first = relative(srcDir, file).split(sep)[0] ?? '';
-  return first.replace(/\.(ts|js)$/, '');
-}
-
-function stripComment(line: string): string {
-  const trimmed = line.trimStart();
-  if (trimmed.startsWith('//') || trimmed.startsWith('*') || trimmed.startsWith('/*')) return '';
-  const at = line.indexOf(' // ');
-  return at >= 0 ? line.slice(0, at) : line;
+  for (const entry of [...baseline.allowedFunctions, ...baseline.longFunctions]) {
+    if (!long.has(keyOf(entry))) {
+      problems.push(`${entry.file} ${entry.name}: listed in test/tidy/tidy-baseline.ts but no`
+        + ` longer over ${FUNCTION_LINES_MAX} lines (or renamed): remove the entry`);
+    }
+  }
+  return problems;
 }
 
 function listTsFiles(dir: string): string[] {

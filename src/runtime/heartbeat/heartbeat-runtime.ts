@@ -61,9 +61,12 @@ export class HeartbeatRuntime {
   private readonly timers: TimerHandle[] = [];
   private stopped = false;
 
-  constructor(private readonly config: HeartbeatRuntimeConfig, private readonly c: HeartbeatComponents) {
-    assert(config.heartbeatIntervalMs > 0, () => `heartbeatIntervalMs must be > 0: ${config.heartbeatIntervalMs}`);
-    assert(config.checkIntervalMs > 0, () => `checkIntervalMs must be > 0: ${config.checkIntervalMs}`);
+  constructor(private readonly config: HeartbeatRuntimeConfig,
+    private readonly c: HeartbeatComponents) {
+    assert(config.heartbeatIntervalMs > 0,
+      () => `heartbeatIntervalMs must be > 0: ${config.heartbeatIntervalMs}`);
+    assert(config.checkIntervalMs > 0,
+      () => `checkIntervalMs must be > 0: ${config.checkIntervalMs}`);
     this.suspected = c.detectors.map(() => config.peers.map(() => false));
     const nowMs = c.clock.monotonicMs();
     for (const peer of config.peers) {
