@@ -15,5 +15,6 @@
  * ```
  */
 export * from './history.js';
+export * from './history-verdict.js';
 export * from './linearizability.js';
 export * from './kv-model.js';

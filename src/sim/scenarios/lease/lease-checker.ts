@@ -20,6 +20,7 @@
  *   transfers are allowed, they are not faults). Leases whose window had faults are checked
  *   after the heal instead, with the bound counted from max(t0, heal): not-much-later-after-heal.
  */
+import { assert } from '../../../core/assert.js';
 import type { NodeId } from '../../../core/ids.js';
 import { leaseEndBoundsMs, type KvStore, type LeaseTiming } from '../../../core/kv/index.js';
 import type { Violation } from '../../scenario.js';
@@ -186,8 +187,17 @@ export class LeaseChecker implements ServeObserver {
   /** After every entry a member applied: which leases appeared or went. */
   memberApplied(member: NodeId, store: KvStore): void {
     const known = this.memberLeases.get(member) ?? new Set<number>();
-    // An entry adds one lease (a grant) or removes some (a revoke or an expiry), never both.
-    if (store.leaseCount === known.size) return;
+    this.memberLeases.set(member, known);
+    // An entry adds one lease (a grant) or removes some (a revoke or an expiry), never both:
+    // so an unchanged count means an unchanged set. Checked, not trusted (a lookup per lease):
+    // were it false, a lease could appear and another vanish unseen.
+    if (store.leaseCount === known.size) {
+      for (const id of known) {
+        assert(store.lease(id) !== undefined, () => `lease checker: ${member} applied an entry `
+          + `that removed lease ${id} and added another (${known.size} leases before and after)`);
+      }
+      return;
+    }
     this.memberRestored(member, store);
   }
 
@@ -202,7 +212,7 @@ export class LeaseChecker implements ServeObserver {
     for (const id of now) {
       if (known.has(id)) continue;
       known.add(id);
-      this.appeared(id, store.lease(id)?.ttlMs ?? 0);
+      this.appeared(id, store.lease(id)!.ttlMs);
     }
     for (const id of [...known]) {
       if (now.has(id)) continue;
@@ -240,7 +250,14 @@ export class LeaseChecker implements ServeObserver {
   }
 
   private appeared(leaseId: number, ttlMs: number): void {
-    if (this.leases.has(leaseId)) return; // applied again (a restarted member), or seen already
+    const seen = this.leases.get(leaseId);
+    if (seen !== undefined) {
+      // Applied again (a restarted member), or on another member: the same grant entry, for a
+      // lease id is the index of its grant in the log.
+      assert(seen.ttlMs === ttlMs, () => `lease checker: lease ${leaseId} appeared with TTL `
+        + `${ttlMs} ms, but was granted with ${seen.ttlMs} ms`);
+      return;
+    }
     const nowMs = this.nowMs();
     const record: LeaseRecord = {
       leaseId, ttlMs, appearedAtMs: nowMs, endedAtMs: undefined, ackReceivedAtMs: undefined,
@@ -254,7 +271,9 @@ export class LeaseChecker implements ServeObserver {
 
   private removed(member: NodeId, leaseId: number, store: KvStore): void {
     const record = this.leases.get(leaseId);
-    if (record === undefined) return;
+    // A member only tracks leases it saw appear, and `appeared` records every one.
+    assert(record !== undefined, () => `lease checker: ${member} removed lease ${leaseId}, `
+      + 'which never appeared');
     for (const key of record.keys) {
       if (store.get(key)?.lease === leaseId) {
         this.violate('lease-keys', `${member} removed lease ${leaseId} but key ${key} is `

@@ -25,8 +25,9 @@ import type { SnapshotRaftStorage } from '../../../runtime/snapshot/snapshot-raf
 import type { Violation } from '../../scenario.js';
 import { ConfigChecker } from './config-checker.js';
 
+/** What an entry is, compared by bytes (a hash could collide and hide a divergence). */
 interface EntryIdentity {
-  readonly dataKey: string;
+  readonly data: Uint8Array;
   readonly kind: string;
   readonly previousTerm: number;
 }
@@ -35,8 +36,8 @@ export class RaftChecker {
   readonly violations: Violation[] = [];
   private readonly leaderOfTerm = new Map<number, NodeId>();
   private readonly entryAt = new Map<string, EntryIdentity>();
-  /** index → term and command of the entry applied there (by any node). */
-  private readonly applied = new Map<number, { term: number; dataKey: string }>();
+  /** index → term and command bytes of the entry applied there (by any node). */
+  private readonly applied = new Map<number, { term: number; data: Uint8Array }>();
   /**
    * index → a term no earlier than the one in which it was committed: the term of the first
    * node that stored a commit index covering it.
@@ -80,7 +81,8 @@ export class RaftChecker {
       // Raft §5.4.3 is about entries committed in earlier terms only.
       if ((this.committedByTerm.get(index) ?? term) >= term) continue;
       const entry = entryAt(index as LogIndex);
-      if (entry === undefined || entry.term !== committed.term || dataKey(entry.data) !== committed.dataKey) {
+      if (entry === undefined || entry.term !== committed.term
+        || !equalBytes(entry.data, committed.data)) {
         this.fail('leader-completeness', `new leader ${node} (term ${term}) lacks committed entry ` +
           `${index} (term ${committed.term}); it has ${entry === undefined ? 'nothing' : `term ${entry.term}`}`);
         return;
@@ -130,27 +132,28 @@ export class RaftChecker {
       this.checkStored(node, `entry ${entry.index} (${entry.kind})`, entry.data);
       this.configs.onAppend(entry);
       const previousTerm = i > 0 ? entries[i - 1]!.term : termBefore(entry.index);
-      const identity: EntryIdentity = { dataKey: dataKey(entry.data), kind: entry.kind, previousTerm };
       const key = `${entry.index}/${entry.term}`;
       const known = this.entryAt.get(key);
       if (known === undefined) {
-        this.entryAt.set(key, identity);
-      } else if (known.dataKey !== identity.dataKey || known.kind !== identity.kind ||
-        known.previousTerm !== identity.previousTerm) {
+        // A copy: the checker must not see a buffer the node reuses later.
+        this.entryAt.set(key, { data: entry.data.slice(), kind: entry.kind, previousTerm });
+      } else if (!equalBytes(known.data, entry.data) || known.kind !== entry.kind ||
+        known.previousTerm !== previousTerm) {
         this.fail('log-matching', `${node} stores a different entry at index ${entry.index} term ` +
-          `${entry.term} (previous term ${previousTerm} vs ${known.previousTerm})`);
+          `${entry.term} (previous term ${previousTerm} vs ${known.previousTerm}, kind ` +
+          `${entry.kind} vs ${known.kind}, ${describeDifference(known.data, entry.data)})`);
       }
     }
   }
 
   onApply(node: NodeId, entry: Entry): void {
     const known = this.applied.get(entry.index);
-    const key = dataKey(entry.data);
     if (known === undefined) {
-      this.applied.set(entry.index, { term: entry.term, dataKey: key });
-    } else if (known.term !== entry.term || known.dataKey !== key) {
+      this.applied.set(entry.index, { term: entry.term, data: entry.data.slice() });
+    } else if (known.term !== entry.term || !equalBytes(known.data, entry.data)) {
       this.fail('state-machine-safety', `${node} applies term ${entry.term} at index ` +
-        `${entry.index}, where term ${known.term} was applied before`);
+        `${entry.index}, where term ${known.term} was applied before ` +
+        `(${describeDifference(known.data, entry.data)})`);
     }
   }
 
@@ -258,8 +261,16 @@ function containsForgedMarker(data: Uint8Array): boolean {
   return false;
 }
 
-function dataKey(data: Uint8Array): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < data.length; i++) hash = Math.imul(hash ^ data[i]!, 0x01000193);
-  return `${data.length}:${(hash >>> 0).toString(16)}`;
+export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** `same command bytes`, or where two commands first differ. */
+function describeDifference(before: Uint8Array, now: Uint8Array): string {
+  if (equalBytes(before, now)) return 'same command bytes';
+  let at = 0;
+  while (at < before.length && at < now.length && before[at] === now[at]) at++;
+  return `command bytes differ from byte ${at} (${before.length} vs ${now.length} bytes)`;
 }

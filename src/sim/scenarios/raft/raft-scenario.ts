@@ -31,8 +31,9 @@ import {
   RAFT_RUNTIME_DEFAULTS, type RaftRuntimeConfig,
 } from '../../../runtime/raft/runtime-config.js';
 import { openWal, WAL_DEFAULTS } from '../../../runtime/wal/index.js';
-import { checkLinearizable, formatIllegalReport } from '../../checkers/linearizability.js';
+import { judgeHistory, type HistoryVerdict } from '../../checkers/history-verdict.js';
 import type { Operation } from '../../checkers/history.js';
+import { checkLinearizable, formatIllegalReport } from '../../checkers/linearizability.js';
 import { kvModel, type KvInput, type KvOutput } from '../../checkers/kv-model.js';
 import { drawNemesisPlan, FAULT_KINDS, Nemesis, type NemesisTarget } from '../../nemesis.js';
 import { Prng } from '../../prng.js';
@@ -88,7 +89,8 @@ export interface RaftFigures {
   readonly crashes: number;
   readonly partitions: number;
   readonly committed: number;
-  readonly linearizability: string;
+  /** `skipped` when another checker failed first (history-verdict.ts says the rest). */
+  readonly linearizability: HistoryVerdict | 'skipped';
   /** Virtual time from the heal to the first successful client call. Unit: ms. */
   readonly recoveryMs: number | undefined;
   /** With --hostile: the model of this seed and what the actor sent. */
@@ -580,12 +582,14 @@ function finalMembers(hosts: ReadonlyMap<NodeId, SimHost<RaftMessage, RaftProces
   return new Set(best?.members ?? hosts.keys());
 }
 
-function checkHistory(workload: RaftWorkload, violations: Violation[], nowMs: number): string {
-  const result = checkLinearizable(kvModel, workload.history.operations(), { stepBudget: 2_000_000 });
-  if (result.result === 'illegal') {
-    violations.push({ checker: 'linearizability', atMs: nowMs, message: formatIllegalReport(result) });
-  }
-  return result.result;
+/** `unknown` fails the seed too, unless the history is too big for the checker. */
+function checkHistory(workload: RaftWorkload, violations: Violation[],
+  nowMs: number): HistoryVerdict {
+  const result = checkLinearizable(kvModel, workload.history.operations(),
+    { stepBudget: 2_000_000 });
+  const judged = judgeHistory(result, nowMs);
+  if (judged.violation !== undefined) violations.push(judged.violation);
+  return judged.verdict;
 }
 
 export function numberOption(options: ScenarioOptions, name: string): number {
@@ -596,7 +600,10 @@ export function numberOption(options: ScenarioOptions, name: string): number {
 
 function summarizeRaft(results: readonly SeedResult<RaftFigures>[]): SummaryReport {
   const sum = (f: (r: RaftFigures) => number): number => results.reduce((s, r) => s + f(r.figures), 0);
-  const unknownChecks = results.filter((r) => r.figures.linearizability === 'unknown').length;
+  const verdicts = (v: string): number => results.filter((r) => r.figures.linearizability === v)
+    .length;
+  const unknownChecks = verdicts('unknown');
+  const tooBigChecks = verdicts('too-big');
   const recoveries = results.map((r) => r.figures.recoveryMs).filter((x): x is number => x !== undefined);
   const lines = [
     `client calls: ${sum((f) => f.ok)} ok (${sum((f) => f.reads)} ReadIndex reads), ${sum((f) => f.failed)} failed, ` +
@@ -610,7 +617,9 @@ function summarizeRaft(results: readonly SeedResult<RaftFigures>[]): SummaryRepo
     ...(sum((f) => f.snapshotsSaved) === 0 ? [] : [
       `snapshots: ${sum((f) => f.snapshotsSaved)} taken, ${sum((f) => f.snapshotsInstalled)} ` +
         'installed from a leader']),
-    `linearizability: ${results.length - unknownChecks} histories checked ok or illegal, ${unknownChecks} unknown (budget)`,
+    `linearizability: ${verdicts('ok')} histories ok, ${verdicts('illegal')} illegal, `
+      + `${unknownChecks} unknown (budget ran out: failed), ${tooBigChecks} too big for the `
+      + `checker (not checked), ${verdicts('skipped')} skipped (another checker failed)`,
     `after the heal, first commit within ${formatNumber(Math.max(0, ...recoveries), 0)} ms at worst`,
     ...hostileLines(results),
   ];
@@ -619,6 +628,7 @@ function summarizeRaft(results: readonly SeedResult<RaftFigures>[]): SummaryRepo
     data: {
       ok: sum((f) => f.ok), failed: sum((f) => f.failed), unknown: sum((f) => f.unknown),
       elections: sum((f) => f.elections), crashes: sum((f) => f.crashes), unknownChecks,
+      tooBigChecks,
       rejected: rejectedTotals(results),
       ...hostileData(results),
     },

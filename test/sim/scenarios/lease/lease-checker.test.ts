@@ -159,4 +159,20 @@ describe('sim: scenarios: lease: checker', () => {
     bench.checker.memberApplied(N1, broken);
     assert.deepEqual(bench.checker.violations.map((v) => v.checker), ['lease-keys']);
   });
+
+  test('its assumptions are asserted: one lease swapped for another in one entry, a TTL '
+    + 'that changed', () => {
+    const bench = new Bench();
+    const id = bench.grant(1000);
+    const store = (leases: { id: number; ttlMs: number }[]): KvStore => ({
+      leaseCount: leases.length, leases: () => leases,
+      lease: (leaseId: number) => leases.find((l) => l.id === leaseId),
+      get: () => undefined,
+    }) as unknown as KvStore;
+    // Same count, different set: the count alone would hide it.
+    assert.throws(() => bench.checker.memberApplied(N1, store([{ id: id + 7, ttlMs: TTL_MS }])),
+      /removed lease 1 and added another/);
+    assert.throws(() => bench.checker.memberApplied(nodeId('n2'), store([{ id, ttlMs: 999 }])),
+      /lease 1 appeared with TTL 999 ms, but was granted with 2000 ms/);
+  });
 });
