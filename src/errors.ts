@@ -20,7 +20,8 @@ export type CoordErrorCode =
   | 'CONCLAVE_KV_FUTURE_REVISION'
   | 'CONCLAVE_DUPLICATE_STALE'
   | 'CONCLAVE_WAL_CORRUPT'
-  | 'CONCLAVE_STORAGE_IO';
+  | 'CONCLAVE_STORAGE_IO'
+  | 'CONCLAVE_OVERLOADED';
 
 /**
  * Whether the operation behind an error may have taken effect: `failed` means definitely not

@@ -44,12 +44,13 @@ const KNOWN_CODES: Readonly<Record<CoordErrorCode, true>> = {
   CONCLAVE_FENCING_TOKEN_STALE: true, CONCLAVE_PROTOCOL: true, CONCLAVE_STORAGE_CORRUPT: true,
   CONCLAVE_UNAVAILABLE: true, CONCLAVE_REQUEST_INVALID: true, CONCLAVE_KV_COMPACTED: true,
   CONCLAVE_KV_FUTURE_REVISION: true, CONCLAVE_DUPLICATE_STALE: true, CONCLAVE_WAL_CORRUPT: true,
-  CONCLAVE_STORAGE_IO: true,
+  CONCLAVE_STORAGE_IO: true, CONCLAVE_OVERLOADED: true,
 };
 
 /** Codes after which another attempt may succeed: the cluster is between leaders or busy. */
 const RETRYABLE_CODES: ReadonlySet<CoordErrorCode> = new Set<CoordErrorCode>([
   'CONCLAVE_NOT_LEADER', 'CONCLAVE_NO_QUORUM', 'CONCLAVE_UNAVAILABLE', 'CONCLAVE_TIMEOUT',
+  'CONCLAVE_OVERLOADED',
 ]);
 
 /**

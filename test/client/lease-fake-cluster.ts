@@ -189,5 +189,7 @@ function outcomeOf(answer: LeaseAnswer): LeaseOutcome<LeaseStatus> {
       return { kind: 'failed', error: new CoordError('CONCLAVE_NOT_LEADER', 'not leader') };
     case 'unavailable':
       return { kind: 'failed', error: new CoordError('CONCLAVE_UNAVAILABLE', answer.reason) };
+    case 'overloaded':
+      return { kind: 'failed', error: new CoordError('CONCLAVE_OVERLOADED', answer.reason) };
   }
 }

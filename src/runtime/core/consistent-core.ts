@@ -443,6 +443,8 @@ export class ConsistentCore {
         return { kind: 'failed', error: this.notLeader() };
       case 'unavailable':
         return { kind: 'failed', error: new CoordError('CONCLAVE_UNAVAILABLE', answer.reason) };
+      case 'overloaded':
+        return { kind: 'failed', error: new CoordError('CONCLAVE_OVERLOADED', answer.reason) };
     }
   }
 

@@ -34,7 +34,8 @@
  */
 export { LeaseTracker } from './lease-tracker.js';
 export {
-  LEASE_DEFAULTS, LEASE_NO_MUTANTS, leaseTimingOf, leaseTtlProblem, validateLeaseConfig,
+  LEASE_DEFAULTS, LEASE_NO_MUTANTS, LEASE_WAITERS_MAX_DEFAULT, leaseTimingOf, leaseTtlProblem,
+  validateLeaseConfig,
   type LeaseConfig, type LeaseMutants, type LeaseRaftTiming,
 } from './lease-config.js';
 export type {

@@ -11,13 +11,20 @@
  * latest grant or checkpoint reached this replica, never from the full TTL. Nothing is answered
  * or proposed before. A closed office proposes nothing more and answers every waiting caller
  * `not-leader`. docs/leases.md gives the rules and why they hold.
+ *
+ * Bounds: the callers it holds waiting (in `early`, `readWaiting`, `readBatch`, `renewBuffer`
+ * and the renew batches, each caller in one of them) are at most LeaseConfig.waitersMax
+ * together; one more is answered `overloaded` at once. Every other table is keyed by lease
+ * and holds only leases of the store (whose `leasesMax` bounds it), or ids waiting to expire.
+ * Each input (a call, a timer, a confirmation, a settled proposal) ends in checkInvariants().
  */
+import { assert } from '../../core/assert.js';
 import type {
   KvApplyResult, KvLeaseExpiry, KvLeaseRemaining,
 } from '../../core/kv/index.js';
 import type { TimerHandle } from '../../ports/timer.js';
 import { DeadlineQueue } from './deadline-queue.js';
-import type { LeaseConfig } from './lease-config.js';
+import { LEASE_WAITERS_MAX_DEFAULT, type LeaseConfig } from './lease-config.js';
 import type {
   LeaseAnswer, LeaseProposalOutcome, LeaseTrackerComponents,
 } from './types.js';
@@ -87,6 +94,9 @@ export class LeaderOffice {
   private checkpointTimer: TimerHandle | undefined;
   private flushTimer: TimerHandle | undefined;
   private retryTimer: TimerHandle | undefined;
+  /** Inputs under way (an input may call back into the office): invariants hold at 0. */
+  private inputDepth = 0;
+  private readonly waitersMax: number;
 
   constructor(
     readonly term: number,
@@ -95,7 +105,11 @@ export class LeaderOffice {
     private readonly config: LeaseConfig,
     private readonly c: LeaseTrackerComponents,
     private readonly counters: OfficeCounters,
-  ) {}
+  ) {
+    this.waitersMax = config.waitersMax ?? LEASE_WAITERS_MAX_DEFAULT;
+    assert(Number.isSafeInteger(this.waitersMax) && this.waitersMax >= 1,
+      () => `lease office: waitersMax ${this.waitersMax}`);
+  }
 
   /** The leader's wall clock as log time (whole ms: the store accepts integers only). */
   private logTimeMs(): number {
@@ -117,17 +131,19 @@ export class LeaderOffice {
    * start have none: their apply time stands in, so it is capped at the election).
    */
   start(shadowOf: (leaseId: number) => Shadow | undefined): void {
-    if (this.closed) return;
-    this.c.confirmLeadership((confirmed) => {
+    this.input(() => {
       if (this.closed) return;
-      if (!confirmed) {
-        this.retryTimer = this.c.timer.setTimer(this.config.retryDelayMs, () => {
-          this.retryTimer = undefined;
-          this.start(shadowOf);
-        });
-        return;
-      }
-      this.establish(shadowOf);
+      this.c.confirmLeadership((confirmed) => this.input(() => {
+        if (this.closed) return;
+        if (!confirmed) {
+          this.retryTimer = this.c.timer.setTimer(this.config.retryDelayMs, () => {
+            this.retryTimer = undefined;
+            this.start(shadowOf);
+          });
+          return;
+        }
+        this.establish(shadowOf);
+      }));
     });
   }
 
@@ -154,14 +170,15 @@ export class LeaderOffice {
     this.armCheckpoint(this.config.checkpointIntervalMs);
     const early = this.early;
     this.early = [];
-    for (const waiter of early) {
-      if (waiter.kind === 'keep-alive') this.keepAlive(waiter.leaseId, waiter.done);
-      else this.timeToLive(waiter.leaseId, waiter.done);
-    }
+    for (const waiter of early) this.admit(waiter);
   }
 
   /** Leaves office: nothing more is proposed, every waiting caller hears `not-leader`. */
   close(): void {
+    this.input(() => this.closeNow());
+  }
+
+  private closeNow(): void {
     if (this.closed) return;
     this.closed = true;
     for (const timer of [this.expiryTimer, this.checkpointTimer, this.flushTimer,
@@ -191,9 +208,31 @@ export class LeaderOffice {
    * keep-alive waits, and is taken as if it arrived then (a later deadline: still safe).
    */
   keepAlive(leaseId: number, done: (answer: LeaseAnswer) => void): void {
-    if (!this.established) {
-      return void this.early.push({ leaseId, kind: 'keep-alive', done });
+    this.input(() => this.admit({ leaseId, kind: 'keep-alive', done }));
+  }
+
+  /** The remaining TTL, after a leadership confirmation (etcd PR #17642: no stale answer). */
+  timeToLive(leaseId: number, done: (answer: LeaseAnswer) => void): void {
+    this.input(() => this.admit({ leaseId, kind: 'time-to-live', done }));
+  }
+
+  /**
+   * A new caller: refused when the office is closed (a caller answered by `close` may call
+   * again before the tracker forgets this office) or holds waitersMax callers already.
+   */
+  private admit(waiter: Waiter): void {
+    if (this.closed) return waiter.done({ kind: 'not-leader' });
+    const waiting = this.waiterCount();
+    if (waiting >= this.waitersMax) {
+      return waiter.done({ kind: 'overloaded', reason: `${waiting} keep-alives and TTL `
+        + `questions already wait on this leader (waitersMax ${this.waitersMax})` });
     }
+    if (!this.established) return void this.early.push(waiter);
+    if (waiter.kind === 'keep-alive') this.keepAliveNow(waiter.leaseId, waiter.done);
+    else this.waitForRead(waiter);
+  }
+
+  private keepAliveNow(leaseId: number, done: (answer: LeaseAnswer) => void): void {
     const lease = this.c.leases.lease(leaseId);
     const nowMs = this.c.clock.monotonicMs();
     const atMs = this.deadlines.get(leaseId);
@@ -205,20 +244,16 @@ export class LeaderOffice {
     this.waitForRead({ leaseId, kind: 'keep-alive', done });
   }
 
-  /** The remaining TTL, after a leadership confirmation (etcd PR #17642: no stale answer). */
-  timeToLive(leaseId: number, done: (answer: LeaseAnswer) => void): void {
-    if (!this.established) {
-      return void this.early.push({ leaseId, kind: 'time-to-live', done });
-    }
-    this.waitForRead({ leaseId, kind: 'time-to-live', done });
-  }
-
   /**
    * An applied entry. Before the office is established, `establish` reads the result from the
    * state; after, only entries of this term are applied (all earlier ones came first), and of
    * those only grants and ends matter here (checkpoints and renewals are our own doing).
    */
   onApplied(result: KvApplyResult): void {
+    this.input(() => this.applied(result));
+  }
+
+  private applied(result: KvApplyResult): void {
     if (!this.established) return;
     switch (result.kind) {
       case 'lease-grant':
@@ -233,6 +268,63 @@ export class LeaderOffice {
       default:
         break;
     }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Inputs, bounds and invariants
+
+  /** Runs one input; the outermost one ends in checkInvariants(). */
+  private input(run: () => void): void {
+    this.inputDepth++;
+    try {
+      run();
+    } finally {
+      this.inputDepth--;
+    }
+    if (this.inputDepth === 0) this.checkInvariants();
+  }
+
+  /** Callers waiting, wherever they wait (each in exactly one place). */
+  private waiterCount(): number {
+    let count = this.early.length + this.readWaiting.length + (this.readBatch?.length ?? 0)
+      + this.renewBuffer.length;
+    for (const batch of this.renewBatches) count += batch.waiters.length;
+    return count;
+  }
+
+  /**
+   * What holds between inputs; each check costs O(1) (or the few renew batches in flight), so
+   * it runs after every input in production too. The last four are liveness: whatever waits
+   * has a timer or a round in flight that will move it.
+   */
+  private checkInvariants(): void {
+    const waiters = this.waiterCount();
+    const context = (): string => `term ${this.term}: ${waiters} waiters, `
+      + `${this.deadlines.size} deadlines, ${this.expiring.size} expiring, `
+      + `${this.expireQueue.length} to expire, ${this.queue.size} queued`;
+    assert(waiters <= this.waitersMax, () => `lease office: over waitersMax, ${context()}`);
+    assert(!this.closed || waiters === 0, () => `lease office: closed with ${context()}`);
+    assert(this.established || (this.deadlines.size === 0 && waiters === this.early.length),
+      () => `lease office: acting before it is established, ${context()}`);
+    assert(this.queue.size === this.queued.size,
+      () => `lease office: ${this.queued.size} leases marked queued, ${context()}`);
+    // expireQueue ⊆ expiring ⊆ deadlines, and every other deadline sits in the queue.
+    assert(this.expireQueue.length <= this.expiring.size
+      && this.expiring.size <= this.deadlines.size
+      && this.deadlines.size - this.expiring.size <= this.queued.size,
+    () => `lease office: deadlines, expiring and queues disagree, ${context()}`);
+    if (this.closed) return;
+    assert(this.expiryArmedAtMs === this.queue.peekMs(), () => `lease office: expiry armed `
+      + `for ${this.expiryArmedAtMs}, earliest deadline ${this.queue.peekMs()}, ${context()}`);
+    assert(this.readWaiting.length === 0 || this.readBatch !== undefined
+      || this.readTimer !== undefined, () => `lease office: callers wait for a confirmation `
+      + `nobody will start, ${context()}`);
+    assert(this.renewBuffer.length === 0 || this.flushTimer !== undefined,
+      () => `lease office: renewals buffered with no flush ahead, ${context()}`);
+    assert(this.expireQueue.length === 0 || this.expireInflight || this.retryTimer !== undefined,
+      () => `lease office: leases wait to expire with no expiry ahead, ${context()}`);
+    assert(!this.established || this.checkpointTimer !== undefined,
+      () => `lease office: no checkpoint ahead, ${context()}`);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -257,6 +349,10 @@ export class LeaderOffice {
       this.checkpointing.delete(leaseId);
       this.renewJoinable.delete(leaseId);
     }
+    // Only leases still expiring wait to expire (so the queue stays within `expiring`).
+    if (this.expireQueue.length > 0) {
+      this.expireQueue = this.expireQueue.filter((id) => this.expiring.has(id));
+    }
   }
 
   private armExpiry(): void {
@@ -267,11 +363,11 @@ export class LeaderOffice {
     this.expiryArmedAtMs = atMs;
     if (!Number.isFinite(atMs)) return;
     const delayMs = Math.max(0, atMs - this.c.clock.monotonicMs());
-    this.expiryTimer = this.c.timer.setTimer(delayMs, () => {
+    this.expiryTimer = this.c.timer.setTimer(delayMs, () => this.input(() => {
       this.expiryTimer = undefined;
       this.expiryArmedAtMs = Infinity;
       this.collectExpired();
-    });
+    }));
   }
 
   /** Leases whose deadline passed become `expiring`; stale queue entries are re-queued. */
@@ -307,7 +403,7 @@ export class LeaderOffice {
     const confirm = this.config.mutants?.deposedLeaderRevokes === true
       ? (done: (confirmed: boolean) => void): void => done(true)
       : (done: (confirmed: boolean) => void): void => this.c.confirmLeadership(done);
-    confirm((confirmed) => {
+    confirm((confirmed) => this.input(() => {
       if (this.closed) return;
       if (!confirmed) {
         this.expireInflight = false;
@@ -320,8 +416,8 @@ export class LeaderOffice {
       }
       this.counters.expireEntries += 1;
       this.c.propose({ kind: 'lease-expire', nowMs: this.logTimeMs(), leases: expiries },
-        (outcome) => this.onExpireSettled(expiries, outcome));
-    });
+        (outcome) => this.input(() => this.onExpireSettled(expiries, outcome)));
+    }));
   }
 
   /** Up to one entry's worth of expiring leases that still exist, with their renewals. */
@@ -347,17 +443,19 @@ export class LeaderOffice {
       }
       return this.startExpire();
     }
-    // Not applied, or refused by the store (a bug, logged by the host): try again later.
-    this.expireQueue.unshift(...expiries.map((e) => e.leaseId));
+    // Not applied, or refused by the store (a bug, logged by the host): try again later, for
+    // the leases not revoked meanwhile.
+    this.expireQueue.unshift(...expiries.map((e) => e.leaseId)
+      .filter((id) => this.expiring.has(id)));
     this.retryExpireLater();
   }
 
   private retryExpireLater(): void {
     if (this.retryTimer !== undefined || this.closed) return;
-    this.retryTimer = this.c.timer.setTimer(this.config.retryDelayMs, () => {
+    this.retryTimer = this.c.timer.setTimer(this.config.retryDelayMs, () => this.input(() => {
       this.retryTimer = undefined;
       this.startExpire();
-    });
+    }));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -385,11 +483,11 @@ export class LeaderOffice {
     if (this.readTimer !== undefined && this.readTimerAtMs <= atMs) return;
     this.readTimer?.cancel();
     this.readTimerAtMs = atMs;
-    this.readTimer = this.c.timer.setTimer(atMs - nowMs, () => {
+    this.readTimer = this.c.timer.setTimer(atMs - nowMs, () => this.input(() => {
       this.readTimer = undefined;
       this.readTimerAtMs = Infinity;
       this.startRead();
-    });
+    }));
   }
 
   private startRead(): void {
@@ -398,7 +496,7 @@ export class LeaderOffice {
     this.readWaiting = [];
     this.readBatch = batch;
     this.readStartedAtMs = this.c.clock.monotonicMs();
-    this.c.confirmLeadership((confirmed) => {
+    this.c.confirmLeadership((confirmed) => this.input(() => {
       if (this.closed || this.readBatch !== batch) return;
       this.readBatch = undefined;
       for (const waiter of batch) {
@@ -406,7 +504,7 @@ export class LeaderOffice {
         else waiter.done({ kind: 'unavailable', reason: 'leadership not confirmed' });
       }
       this.scheduleRead();
-    });
+    }));
   }
 
   /**
@@ -427,10 +525,10 @@ export class LeaderOffice {
     if (batch !== undefined) return void batch.waiters.push(waiter);
     this.renewBuffer.push(waiter);
     if (this.flushTimer === undefined) {
-      this.flushTimer = this.c.timer.setTimer(0, () => {
+      this.flushTimer = this.c.timer.setTimer(0, () => this.input(() => {
         this.flushTimer = undefined;
         this.flushRenewals();
-      });
+      }));
     }
   }
 
@@ -463,7 +561,7 @@ export class LeaderOffice {
       this.renewBatches.add(batch);
       this.counters.renewEntries += 1;
       this.c.propose({ kind: 'lease-renew', nowMs: this.logTimeMs(), leaseIds: chunk },
-        (outcome) => this.onRenewSettled(batch, chunk, outcome));
+        (outcome) => this.input(() => this.onRenewSettled(batch, chunk, outcome)));
     }
   }
 
@@ -487,11 +585,11 @@ export class LeaderOffice {
 
   private armCheckpoint(delayMs: number): void {
     if (this.closed) return;
-    this.checkpointTimer = this.c.timer.setTimer(delayMs, () => {
+    this.checkpointTimer = this.c.timer.setTimer(delayMs, () => this.input(() => {
       this.checkpointTimer = undefined;
       this.checkpoint();
       this.armCheckpoint(this.config.checkpointIntervalMs);
-    });
+    }));
   }
 
   /**
@@ -517,7 +615,7 @@ export class LeaderOffice {
       }
       this.counters.checkpointEntries += 1;
       this.c.propose({ kind: 'lease-checkpoint', nowMs: this.logTimeMs(), leases: chunk },
-        () => this.onCheckpointSettled(chunk));
+        () => this.input(() => this.onCheckpointSettled(chunk)));
     }
   }
 

@@ -72,15 +72,32 @@ export interface LeaseConfig {
    * interval take the place of Raft's idle heartbeats instead of adding to them.
    */
   readonly keepAliveLingerMs?: number;
+  /**
+   * Most callers (keep-alives and time-to-live questions) a leader's lease tracker holds
+   * waiting at once, wherever they wait: for its office to be established after an election,
+   * for a leadership confirmation, or for a renewal mark to commit. One more is refused at once
+   * with CONCLAVE_OVERLOADED (the client backs off and retries) rather than queued without end
+   * behind a slow or lost quorum. A waiter is a lease id, a kind and a callback, about 150
+   * bytes, so the count bounds the memory too. Unit: callers. Default: 200,000 (twice the
+   * store's default `leasesMax`: every lease may have a keep-alive and a question waiting
+   * through a leader change; about 30 MB at the bound).
+   * Trade-off: lower sheds a flood sooner and caps the memory lower, but refuses keep-alives a
+   * healthy leader would have answered once its election settled.
+   */
+  readonly waitersMax?: number;
   /** TEST-ONLY planted bugs, see {@link LeaseMutants}. Default: absent (no mutant). */
   readonly mutants?: LeaseMutants;
 }
+
+/** LeaseConfig.waitersMax when absent. Unit: callers. */
+export const LEASE_WAITERS_MAX_DEFAULT = 200_000;
 
 export const LEASE_DEFAULTS: LeaseConfig = Object.freeze({
   checkpointIntervalMs: 5000,
   leasesPerEntryMax: 1000,
   retryDelayMs: 100,
   keepAliveLingerMs: 0,
+  waitersMax: LEASE_WAITERS_MAX_DEFAULT,
 });
 
 /** The Raft timing the lease rules depend on (fields of RaftTuning). */
@@ -99,6 +116,10 @@ export function validateLeaseConfig(config: LeaseConfig, raft: LeaseRaftTiming):
     if (!Number.isSafeInteger(value) || value < 1) {
       problems.push({ field, value, rule: 'must be an integer >= 1' });
     }
+  }
+  const waitersMax: unknown = config.waitersMax ?? LEASE_WAITERS_MAX_DEFAULT;
+  if (typeof waitersMax !== 'number' || !Number.isSafeInteger(waitersMax) || waitersMax < 1) {
+    problems.push({ field: 'waitersMax', value: waitersMax, rule: 'must be an integer >= 1' });
   }
   const lingerMs: unknown = config.keepAliveLingerMs ?? 0;
   if (typeof lingerMs !== 'number' || !Number.isSafeInteger(lingerMs) || lingerMs < 0) {

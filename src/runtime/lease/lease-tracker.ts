@@ -14,7 +14,7 @@
 import { assert } from '../../core/assert.js';
 import type { KvApplyResult } from '../../core/kv/index.js';
 import { LeaderOffice, type OfficeCounters, type Shadow } from './leader-office.js';
-import type { LeaseConfig } from './lease-config.js';
+import { LEASE_WAITERS_MAX_DEFAULT, type LeaseConfig } from './lease-config.js';
 import type { LeaseAnswer, LeaseTrackerComponents, LeaseTrackerStats } from './types.js';
 
 export class LeaseTracker {
@@ -32,6 +32,9 @@ export class LeaseTracker {
       const value = config[field];
       assert(Number.isSafeInteger(value) && value >= 1, () => `lease config: ${field} ${value}`);
     }
+    const waitersMax = config.waitersMax ?? LEASE_WAITERS_MAX_DEFAULT;
+    assert(Number.isSafeInteger(waitersMax) && waitersMax >= 1,
+      () => `lease config: waitersMax ${waitersMax}`);
     const lingerMs = config.keepAliveLingerMs ?? 0;
     assert(Number.isSafeInteger(lingerMs) && lingerMs >= 0,
       () => `lease config: keepAliveLingerMs ${lingerMs}`);

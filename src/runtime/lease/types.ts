@@ -48,7 +48,9 @@ export type LeaseAnswer =
   /** This node does not lead (any more): ask the leader. */
   | { readonly kind: 'not-leader' }
   /** Leadership could not be confirmed, or the renewal mark did not commit: retry. */
-  | { readonly kind: 'unavailable'; readonly reason: string };
+  | { readonly kind: 'unavailable'; readonly reason: string }
+  /** LeaseConfig.waitersMax callers wait already: refused at once, retry after a back-off. */
+  | { readonly kind: 'overloaded'; readonly reason: string };
 
 /** Counters for metrics and tests. */
 export interface LeaseTrackerStats {

@@ -153,3 +153,42 @@ describe('lease tracker: shared confirmations (keepAliveLingerMs)', () => {
       }), { numRuns: 60 });
   });
 });
+
+describe('lease tracker: bounds and leaving office', () => {
+  test('waitersMax callers wait at most; one more is refused overloaded at once', () => {
+    const cluster = new MiniCluster({ config: { ...CONFIG, waitersMax: 3 },
+      commitDelayMs: DELTA, heartbeatMs: HEARTBEAT_MS });
+    cluster.elect(0);
+    cluster.run(20);
+    const leaseId = cluster.grant(60_000);
+    // Node 1 takes office; until its first confirmation, callers wait for it.
+    cluster.changeLeader(1, 0);
+    cluster.run(0);
+    const calls = [1, 2, 3, 4].map(() => cluster.keepAlive(leaseId, 1));
+    assert.deepEqual(calls.map((c) => c.answer?.kind),
+      [undefined, undefined, undefined, 'overloaded']);
+    assert.match((calls[3]!.answer as { reason: string }).reason, /waitersMax 3/);
+    cluster.run(10 * DELTA);
+    assert.deepEqual(calls.map((c) => c.answer?.kind), ['ok', 'ok', 'ok', 'overloaded']);
+    // Once answered, they no longer count: there is room again.
+    const later = cluster.keepAlive(leaseId, 1);
+    cluster.run(10 * DELTA);
+    assert.equal(later.answer?.kind, 'ok');
+  });
+
+  test('a caller told not-leader on leaving office who calls again is answered, not stranded',
+    () => {
+      const { cluster, leaseIds } = started(0);
+      const leaseId = leaseIds[0] as number;
+      const answers: LeaseAnswer[] = [];
+      cluster.node(0).tracker.keepAlive(leaseId, (first) => {
+        answers.push(first);
+        // Called back from inside close(): the office leaving must not take this call.
+        cluster.node(0).tracker.keepAlive(leaseId, (second) => answers.push(second));
+      });
+      cluster.changeLeader(1, 50);
+      cluster.run(200);
+      assert.deepEqual(answers.map((a) => a.kind), ['not-leader', 'not-leader']);
+    });
+});
+

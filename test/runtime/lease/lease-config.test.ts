@@ -39,4 +39,13 @@ describe('lease config: validation', () => {
         String(keepAliveLingerMs));
     }
   });
+
+  test('waitersMax must be a positive integer; absent means the documented default', () => {
+    const { waitersMax: _, ...withoutBound } = LEASE_DEFAULTS;
+    assert.deepEqual(fields(withoutBound), []);
+    for (const waitersMax of [0, -3, 1.5, Number.NaN]) {
+      assert.deepEqual(fields({ ...LEASE_DEFAULTS, waitersMax }), ['waitersMax'],
+        String(waitersMax));
+    }
+  });
 });
