@@ -10,8 +10,10 @@ import type { TcpTransportConfig } from '../../src/adapters/tcp-transport-config
 import type { PeerAuthentication } from '../../src/adapters/tcp-transport-auth.js';
 import { Prng } from '../../src/sim/prng.js';
 import { validateTestMessage, type TestMessage } from '../compliance/transport.suite.js';
+import { DEADLINE_FLOOR_MS } from '../support/deadlines.js';
 
-export const WAIT_MS_MAX = 5000;
+/** Default wait: sized for a loaded 2-core machine (test/support/deadlines.ts). */
+export const WAIT_MS_MAX = DEADLINE_FLOOR_MS;
 const POLL_MS = 2;
 
 /** Resolves once `done()` holds; rejects naming `what` after `timeoutMs`. */

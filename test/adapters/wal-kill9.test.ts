@@ -19,6 +19,7 @@ import { FileStorage } from '../../src/adapters/file-storage.js';
 import { randomInt } from '../../src/core/random.js';
 import { openWal } from '../../src/runtime/wal/wal.js';
 import { Prng } from '../../src/sim/prng.js';
+import { deadlineMs, PROCESS_START_MS_IDLE } from '../support/deadlines.js';
 import { compileForNode } from './compile-for-node.js';
 import { CHILD_WAL_CONFIG, firstBadEntry } from './wal-crash-child.js';
 
@@ -26,9 +27,10 @@ const CYCLES = 50;
 const SEED = 20_240_917;
 /** Kill delay after the child reports its recovery. Unit: ms. */
 const KILL_DELAY_MS_MAX = 100;
-/** How long a child may take to start and recover before the test fails. Unit: ms. */
-const START_WAIT_MS_MAX = 15_000;
-const TIMEOUT = { timeout: 180_000 };
+/** How long a child may take to start and recover before the test fails (deadlines.ts). Unit: ms. */
+const START_WAIT_MS_MAX = deadlineMs(PROCESS_START_MS_IDLE);
+/** A backstop only: every wait inside has its own deadline, and there are 2 per life. */
+const TIMEOUT = { timeout: (CYCLES + 2) * 2 * START_WAIT_MS_MAX };
 const CHILD = fileURLToPath(new URL('./wal-crash-child.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -6,9 +6,10 @@
  * it lost (its stall watch or its lease deadline), and a Fence must refuse its token. Also:
  * SIGTERM resigns and exits 0, and usage errors exit 2.
  * Method: RealCluster (built `conclave server` processes, heartbeat 50 ms, election timeout
- * 300 ms, so the TTL minimum is 1.86 s; we use 3 s) and `conclave elect` processes from source
- * (cli-process.ts); every wait is a condition with a deadline; the measured delays are printed
- * as test diagnostics.
+ * 300 ms, so the TTL minimum is 1.86 s; we use 6 s, and a 1 s lease margin, so that a loaded
+ * machine's scheduling delays never cost a candidate its lease) and `conclave elect` processes
+ * from source (cli-process.ts); every wait is a condition with a deadline sized for a loaded
+ * machine (test/support/deadlines.ts); the measured delays are printed as test diagnostics.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -17,20 +18,24 @@ import type { CliIo } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/main.js';
 import { recipeKeys } from '../../src/core/election/index.js';
 import { CoordError } from '../../src/errors.js';
+import { cliClientFlags, deadlineMs, PROCESS_START_MS_IDLE } from '../support/deadlines.js';
 import { BUILT, RealCluster, waitFor } from '../support/real-cluster.js';
 import { CliProcess, stopAll, type Line } from './cli-process.js';
 
-const TTL_S = 3;
+const TTL_S = 6;
 const RHO = 0.01; // the client's and servers' default clockRateErrorMax
 /** The candidates' lease margin (and stall threshold): above a busy machine's event-loop lag. */
-const MARGIN_MS = 300;
+const MARGIN_MS = 1000;
+/** A candidate process started from source, to its first line. Unit: ms. */
+const STARTED_MS = deadlineMs(PROCESS_START_MS_IDLE);
 
 let cluster: RealCluster | undefined;
 let client: ConclaveClient | undefined;
 
 function elect(id: string): CliProcess {
   return new CliProcess(['elect', 'demo', '--id', id, '--ttl', String(TTL_S),
-    '--lease-margin-ms', String(MARGIN_MS), '--endpoints', cluster!.endpoints.join(',')]);
+    '--lease-margin-ms', String(MARGIN_MS), '--endpoints', cluster!.endpoints.join(','),
+    ...cliClientFlags()]);
 }
 
 function field(line: Line, name: string): number {
@@ -47,7 +52,7 @@ async function candidateCount(): Promise<number> {
 describe('cli: elect', { skip: BUILT ? false : 'dist/ not built (npm ci builds it)' }, () => {
   before(async () => {
     cluster = await RealCluster.start({ nodes: 3, heartbeatMs: 50, electionTimeoutMs: 300 });
-    await cluster.waitForLeader(15_000);
+    await cluster.waitForLeader();
     client = connect({ endpoints: cluster.endpoints });
   });
   after(async () => {
@@ -59,14 +64,14 @@ describe('cli: elect', { skip: BUILT ? false : 'dist/ not built (npm ci builds i
   test('a leader frozen by SIGSTOP is succeeded only after its lease could end, and is fenced',
     async (t) => {
       const a = elect('a');
-      const electedA = await a.line(/^elected name=demo id=a /, 20_000);
+      const electedA = await a.line(/^elected name=demo id=a /, STARTED_MS);
       const b = elect('b');
-      await b.line(/^campaigning name=demo id=b /, 20_000);
-      await waitFor(async () => (await candidateCount()) === 2 ? true : undefined, 10_000,
-        'b\'s candidate key');
+      await b.line(/^campaigning name=demo id=b /, STARTED_MS);
+      await waitFor(async () => (await candidateCount()) === 2 ? true : undefined,
+        cluster!.deadlines.requestMs, 'b\'s candidate key');
       const stoppedAtMs = performance.now();
       a.signal('SIGSTOP');
-      const electedB = await b.line(/^elected name=demo id=b /, 20_000);
+      const electedB = await b.line(/^elected name=demo id=b /, deadlineMs(TTL_S * 1000));
       // The servers keep a's lease at least TTL/(1 + ρ) after the last keep-alive they got
       // from a; a sends one every TTL/3, so the last may have come up to TTL/3 before the stop.
       // b reads its own clock, which shows a real span r as at least r × (1 − ρ): b must wait
@@ -86,16 +91,16 @@ describe('cli: elect', { skip: BUILT ? false : 'dist/ not built (npm ci builds i
 
       const continuedAtMs = performance.now();
       a.signal('SIGCONT');
-      const lostA = await a.line(/^lost name=demo id=a /, 10_000);
+      const lostA = await a.line(/^lost name=demo id=a /, deadlineMs(TTL_S * 1000));
       t.diagnostic(`SIGCONT -> a's lost line: ${Math.round(lostA.atMs - continuedAtMs)} ms `
         + `(${lostA.text})`);
       assert.match(lostA.text, /reason=(stalled|lease-ended) /);
-      assert.equal(await a.exited(10_000), 75);
+      assert.equal(await a.exited(deadlineMs(1000)), 75);
       await assert.rejects(fence.accept(tokenA),
         (e: CoordError) => e.code === 'CONCLAVE_FENCING_TOKEN_STALE');
 
       b.signal('SIGTERM');
-      assert.equal(await b.exited(10_000), 0, b.text('stderr'));
+      assert.equal(await b.exited(deadlineMs(1000)), 0, b.text('stderr'));
       assert.match(b.text('stdout'), /^resigned name=demo id=b fencingToken=\d+ term=\d+$/m);
       assert.equal(await candidateCount(), 0, 'b resigned: its key is gone');
     });
@@ -106,7 +111,7 @@ describe('cli: elect', { skip: BUILT ? false : 'dist/ not built (npm ci builds i
       const io: CliIo = { out: () => undefined, err: (l) => err.push(l), exitCode: 0 };
       return { code: await runCli(args, io), err: err.join('\n') };
     };
-    const endpoints = ['--endpoints', cluster!.endpoints.join(',')];
+    const endpoints = ['--endpoints', cluster!.endpoints.join(','), ...cliClientFlags()];
     const noId = await run(['elect', 'demo', ...endpoints]);
     assert.equal(noId.code, 2);
     assert.match(noId.err, /required option '--id <id>'/);

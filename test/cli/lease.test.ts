@@ -5,7 +5,8 @@
  * `grant --keep-alive` keeps a lease alive past its TTL until Ctrl-C, then exits 0.
  * Method: runCli in-process against the lease fake cluster (real HTTP API, keep-alive stream
  * and LeaseTracker on loopback); --keep-alive runs as a real process (cli-process.ts) so it
- * can get a real SIGINT. Waits are conditions with deadlines.
+ * can get a real SIGINT. Waits are conditions with deadlines sized for a loaded machine
+ * (test/support/deadlines.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +15,7 @@ import { runCli } from '../../src/cli/main.js';
 import { LeaseFakeCluster } from '../client/lease-fake-cluster.js';
 import { CliProcess, stopAll } from './cli-process.js';
 import { until } from '../support/conditions.js';
+import { cliClientFlags, deadlineMs, PROCESS_START_MS_IDLE } from '../support/deadlines.js';
 
 let cluster: LeaseFakeCluster;
 let endpoints: string[];
@@ -22,7 +24,7 @@ async function run(args: string[]): Promise<{ code: number; out: string[]; err: 
   const out: string[] = [];
   const err: string[] = [];
   const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), exitCode: 0 };
-  const code = await runCli([...args, ...endpoints], io);
+  const code = await runCli([...args, ...endpoints, ...cliClientFlags()], io);
   return { code, out, err: err.join('\n') };
 }
 
@@ -87,15 +89,19 @@ describe('cli: lease', () => {
   });
 
   test('grant --keep-alive keeps the lease past its TTL until Ctrl-C, then exits 0', async () => {
-    // TTL 1.5 s: keep-alives every 0.5 s leave room for a loaded machine's scheduling delays.
-    const p = new CliProcess(['lease', 'grant', '--ttl', '1.5', '--keep-alive', ...endpoints]);
-    const id = Number((await p.line(/^\d+$/, 15_000)).text);
+    // TTL 6 s: keep-alives every 2 s leave room for a loaded machine's scheduling delays (the
+    // process may starve 4 s before its lease is at risk).
+    const ttlMs = 6000;
+    const p = new CliProcess(['lease', 'grant', '--ttl', String(ttlMs / 1000), '--keep-alive',
+      ...endpoints, ...cliClientFlags()]);
+    const id = Number((await p.line(/^\d+$/, deadlineMs(PROCESS_START_MS_IDLE))).text);
     const seen = cluster.keepAlivesSeen;
-    await until(() => cluster.keepAlivesSeen >= seen + 4, 15_000); // past 1.3 TTLs of keep-alives
+    // Past 1.3 TTLs of keep-alives.
+    await until(() => cluster.keepAlivesSeen >= seen + 4, deadlineMs(4 * ttlMs / 3));
     assert.ok(cluster.store.leases().some((l) => l.id === id), 'still alive past its TTL');
     p.signal('SIGINT');
-    assert.equal(await p.exited(5000), 0, p.text('stderr'));
+    assert.equal(await p.exited(deadlineMs(1000)), 0, p.text('stderr'));
     // Not revoked: it runs out on its own.
-    await until(() => !cluster.store.leases().some((l) => l.id === id), 10_000);
+    await until(() => !cluster.store.leases().some((l) => l.id === id), deadlineMs(2 * ttlMs));
   });
 });

@@ -5,13 +5,15 @@
  * Method: real `conclave` processes (from source, cli-process.ts) against the lease fake
  * cluster (real HTTP API, watches, keep-alive stream and LeaseTracker on loopback, in this
  * process); the lock is lost by swallowing keep-alives, so its local deadline passes. Usage
- * errors run in-process through runCli. Waits are conditions with deadlines.
+ * errors run in-process through runCli. Waits are conditions with deadlines sized for a
+ * loaded machine (test/support/deadlines.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { CliIo } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/main.js';
 import { LeaseFakeCluster } from '../client/lease-fake-cluster.js';
+import { cliClientFlags, deadlineMs, PROCESS_START_MS_IDLE } from '../support/deadlines.js';
 import { CliProcess, stopAll } from './cli-process.js';
 
 let cluster: LeaseFakeCluster;
@@ -26,7 +28,8 @@ async function run(args: string[]): Promise<{ code: number; out: string; err: st
 
 function lock(args: string[]): CliProcess {
   // The flags before `--`: everything after it is CMD.
-  return new CliProcess(['lock', '--endpoints', cluster.endpoints.join(','), ...args]);
+  return new CliProcess(['lock', '--endpoints', cluster.endpoints.join(','), ...cliClientFlags(),
+    ...args]);
 }
 
 describe('cli: lock', () => {
@@ -44,7 +47,8 @@ describe('cli: lock', () => {
       for (const exitCode of [0, 7]) {
         const p = lock(['demo', '--ttl', '3', '--',
           'sh', '-c', `echo $CONCLAVE_FENCING_TOKEN; exit ${exitCode}`]);
-        assert.equal(await p.exited(15_000), exitCode, p.text('stderr'));
+        assert.equal(await p.exited(deadlineMs(PROCESS_START_MS_IDLE + 1000)), exitCode,
+          p.text('stderr'));
         assert.match(p.text('stdout'), /^\d+$/);
         tokens.push(Number(p.text('stdout')));
         assert.match(p.text('stderr'), /^acquired lock=demo fencingToken=\d+ term=\d+ lease=\d+$/m);
@@ -60,10 +64,10 @@ describe('cli: lock', () => {
   test('a lost lock stops CMD (SIGTERM) and exits 75', async () => {
     const p = lock(['lost', '--ttl', '1', '--lease-margin-ms', '100', '--grace-ms', '1000', '--',
       'sh', '-c', 'echo $$; exec sleep 30']);
-    const pid = Number((await p.line(/^\d+$/, 15_000)).text);
+    const pid = Number((await p.line(/^\d+$/, deadlineMs(PROCESS_START_MS_IDLE))).text);
     cluster.dropKeepAlives = true; // no keep-alive is answered: the local deadline passes
     try {
-      assert.equal(await p.exited(10_000), 75, p.text('stderr'));
+      assert.equal(await p.exited(deadlineMs(1000 + 1000)), 75, p.text('stderr'));
     } finally {
       cluster.dropKeepAlives = false;
     }

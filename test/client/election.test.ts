@@ -17,15 +17,18 @@ import { candidateKey, recipeKeys } from '../../src/core/election/index.js';
 import { CoordError } from '../../src/errors.js';
 import { LeaseFakeCluster } from './lease-fake-cluster.js';
 import { until, rejection } from '../support/conditions.js';
+import { deadlineMs, patienceMs } from '../support/deadlines.js';
 
 // A 600 ms margin: the stall watch's threshold. Above the event-loop lag of a loaded shared
 // test machine (timers 300+ ms late were seen at load 13 on 2 cores), below the busy loop the
 // stall test runs.
+// Request timeouts and TTLs sized for a loaded machine (test/support/deadlines.ts): with 6 s,
+// keep-alives go every 2 s and the local deadline is 5.3 s after one.
 const FAST: Omit<ConnectOptions, 'endpoints'> = {
-  requestTimeoutMs: 1000, retryDeadlineMs: 2000, backoffMsMin: 1, backoffMsMax: 20,
-  leaseMarginMs: 600,
+  requestTimeoutMs: patienceMs(250), retryDeadlineMs: deadlineMs(2000), backoffMsMin: 1,
+  backoffMsMax: 20, leaseMarginMs: 600,
 };
-const TTL_MS = 3000;
+const TTL_MS = 6000;
 
 let cluster: LeaseFakeCluster;
 const clients: ConclaveClient[] = [];
@@ -214,14 +217,14 @@ describe('client: election', () => {
     // the stall watch can end the leadership here.
     const end = performance.now() + 1500;
     while (performance.now() < end) { /* stall */ }
-    await until(() => leader.signal.aborted, 1000);
+    await until(() => leader.signal.aborted);
     const reason = leader.signal.reason as LeadershipLostError;
     assert.equal(reason.lossReason, 'stalled');
     assert.match(reason.message, /stalled: a 100 ms timer fired \d+ ms late/);
     // Its lease is revoked after the loss, so the next candidate need not wait out the TTL.
     await until(() => cluster.requests.filter((r) => r === 'POST /v1/lease/revoke').length
-      > revokesBefore, 1000);
-    await until(() => candidates('election', 'stall').length === 0, 1000);
+      > revokesBefore);
+    await until(() => candidates('election', 'stall').length === 0);
     const b = await client().election('stall').campaign('b', { ttlMs: 4000 });
     assert.ok(b.fencingToken > leader.fencingToken);
     assert.equal(b.term, leader.term + 1);

@@ -1,8 +1,9 @@
 /**
  * client: kv — the key-value calls, leader discovery, retries and outcomes.
  * Method: a fake cluster (test/client/fake-cluster.ts: the real HTTP API and a real KvStore on
- * loopback) with faults injected per request; the client is the real one. Timeouts are short
- * so the failure paths finish in well under a second; nothing sleeps.
+ * loopback) with faults injected per request; the client is the real one. Timeouts on paths
+ * that must succeed are sized for a loaded machine (test/support/deadlines.ts): a request
+ * timeout that fires on a healthy request fails the test. Nothing sleeps.
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
@@ -10,9 +11,11 @@ import { connect, type ConclaveClient, type ConnectOptions } from '../../src/cli
 import { CoordError } from '../../src/errors.js';
 import { FakeCluster } from './fake-cluster.js';
 import { until, rejection } from '../support/conditions.js';
+import { deadlineMs, patienceMs } from '../support/deadlines.js';
 
 const FAST: Omit<ConnectOptions, 'endpoints'> = {
-  requestTimeoutMs: 300, retryDeadlineMs: 800, backoffMsMin: 1, backoffMsMax: 20,
+  requestTimeoutMs: patienceMs(300), retryDeadlineMs: deadlineMs(800), backoffMsMin: 1,
+  backoffMsMax: 20,
 };
 
 let cluster: FakeCluster;
@@ -182,7 +185,7 @@ describe('client: outcomes and retries', () => {
   });
 
   test('an answer that never comes: retried with the same key, applied once', async () => {
-    const c = client(cluster.endpoints, { requestTimeoutMs: 100 });
+    const c = client(cluster.endpoints, { requestTimeoutMs: patienceMs(100) });
     cluster.node('n1').faults.push({ path: '/v1/kv/put', action: 'hang' });
     await c.kv.put('out/hang', 'v');
     assert.equal(cluster.store.get('out/hang')?.version, 1);
@@ -208,7 +211,8 @@ describe('client: outcomes and retries', () => {
     assert.equal(error.code, 'CONCLAVE_NO_QUORUM');
     assert.equal(error.outcome, 'failed');
     assert.match(error.message, /gave up after \d+ attempts/);
-    assert.ok(elapsedMs < 2000, `took ${elapsedMs} ms (deadline 300 + one attempt)`);
+    const boundMs = 300 + FAST.requestTimeoutMs!;
+    assert.ok(elapsedMs < boundMs, `took ${elapsedMs} ms (deadline 300 + one attempt: ${boundMs})`);
   });
 
   test('what a member said is reported over refused connections to the others', async () => {
@@ -234,8 +238,10 @@ describe('client: outcomes and retries', () => {
   });
 
   test('a timed-out attempt makes the final failure unknown, whatever came after', async () => {
+    // The attempt times out long after this test has seen it arrive and taken the leader away
+    // (timers of one event loop fire in order), so the retry meets no leader.
     const c = client([cluster.node('n1').endpoint],
-      { requestTimeoutMs: 100, retryDeadlineMs: 400 });
+      { requestTimeoutMs: patienceMs(100), retryDeadlineMs: 2 * patienceMs(100) });
     cluster.node('n1').faults.push({ path: '/v1/kv/put', action: 'hang' });
     const pending = rejection(c.kv.put('out/unk', 'v'));
     await until(() => cluster.node('n1').requests.some((r) => r.includes('/put')));

@@ -4,7 +4,8 @@
  * aborts before the server ends the lease when keep-alives stop being answered, and survives a
  * leader change when they resume in time. Method: the lease fake cluster (lease-fake-cluster.ts:
  * real HTTP API, real keep-alive stream and a real LeaseTracker on loopback) with TTLs of a few
- * hundred ms; waits are conditions with deadlines, never sleeps on a guess.
+ * seconds; waits are conditions with deadlines, never sleeps on a guess. Timeouts and margins on
+ * paths that must succeed are sized for a loaded machine (test/support/deadlines.ts).
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
@@ -13,13 +14,16 @@ import { leaseTtlMsMin } from '../../src/core/kv/index.js';
 import { CoordError } from '../../src/errors.js';
 import { FAKE_TIMING, LeaseFakeCluster } from './lease-fake-cluster.js';
 import { until, rejection } from '../support/conditions.js';
+import { deadlineMs, patienceMs } from '../support/deadlines.js';
 
+// A 1 s margin (the stall watch's threshold): above a loaded machine's event-loop lag.
 const FAST: Omit<ConnectOptions, 'endpoints'> = {
-  requestTimeoutMs: 300, retryDeadlineMs: 1000, backoffMsMin: 1, backoffMsMax: 20,
-  leaseMarginMs: 100,
+  requestTimeoutMs: patienceMs(300), retryDeadlineMs: deadlineMs(1000), backoffMsMin: 1,
+  backoffMsMax: 20, leaseMarginMs: 1000,
 };
-// 1.5 s: keep-alives every 500 ms leave room for timers running late on a loaded machine.
-const TTL_MS = 1500;
+// 4.5 s: keep-alives every 1.5 s, the local deadline 3.4 s after one: timers may run 1.9 s
+// late on a loaded machine before a kept-alive lease is at risk.
+const TTL_MS = 4500;
 
 let cluster: LeaseFakeCluster;
 const clients: ConclaveClient[] = [];
@@ -49,7 +53,8 @@ describe('client: leases', () => {
     assert.equal(lease.ttlMs, TTL_MS);
     await c.kv.put('svc/a', 'up', { lease: lease.id });
     const seen = cluster.keepAlivesSeen;
-    await until(() => cluster.keepAlivesSeen >= seen + 7, 12_000); // over two TTLs of keep-alives
+    // Over two TTLs of keep-alives.
+    await until(() => cluster.keepAlivesSeen >= seen + 7, deadlineMs(7 * TTL_MS / 3));
     assert.equal(lease.signal.aborted, false);
     assert.equal((await c.kv.get('svc/a')).kv?.lease, lease.id);
     assert.deepEqual(await lease.revoke(), { revision: cluster.store.revision, deleted: 1 });

@@ -9,8 +9,11 @@ import { connect, parseEndpoint, parseEndpointList } from '../../src/client/inde
 import { mergeStatus } from '../../src/client/status.js';
 import { CoordError } from '../../src/errors.js';
 import { FakeCluster } from './fake-cluster.js';
+import { patienceMs } from '../support/deadlines.js';
 
-const FAST = { requestTimeoutMs: 500, retryDeadlineMs: 500, backoffMsMin: 1, backoffMsMax: 10 };
+// Sized for a loaded machine (test/support/deadlines.ts).
+const FAST = { requestTimeoutMs: patienceMs(500), retryDeadlineMs: patienceMs(500),
+  backoffMsMin: 1, backoffMsMax: 10 };
 
 describe('client: status', () => {
   test('names the leader, term and commit index, and each member\'s role and health', async () => {

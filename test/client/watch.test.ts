@@ -15,9 +15,12 @@ import {
 import { CoordError } from '../../src/errors.js';
 import { FakeCluster } from './fake-cluster.js';
 import { until } from '../support/conditions.js';
+import { deadlineMs, patienceMs } from '../support/deadlines.js';
 
+// Sized for a loaded machine (test/support/deadlines.ts).
 const FAST: Omit<ConnectOptions, 'endpoints'> = {
-  requestTimeoutMs: 500, retryDeadlineMs: 1000, backoffMsMin: 1, backoffMsMax: 20,
+  requestTimeoutMs: patienceMs(500), retryDeadlineMs: deadlineMs(1000), backoffMsMin: 1,
+  backoffMsMax: 20,
 };
 
 const cleanups: (() => Promise<void> | void)[] = [];

