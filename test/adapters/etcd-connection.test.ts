@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EtcdCallError, EtcdConnection, type EtcdMessage } from '../../src/adapters/etcd/etcd-connection.js';
 import { until } from '../support/conditions.js';
+import { deadlineMs, PROCESS_START_MS_IDLE } from '../support/deadlines.js';
 import { waitFor } from '../support/real-cluster.js';
 import { ensureEtcdInstalled, RealEtcd } from '../support/real-etcd.js';
 
@@ -23,7 +24,7 @@ describe('adapters: etcd connection', { skip: missing ?? false }, () => {
     etcd = await RealEtcd.start({ extraArgs: ['--auth-token-ttl', '2'] });
     connection = new EtcdConnection({ endpoints: etcd.endpoints });
     await waitFor(() => connection.call('status', {}, { timeoutMs: 1000 })
-      .then(() => true, () => undefined), 30_000, 'etcd answering');
+      .then(() => true, () => undefined), deadlineMs(PROCESS_START_MS_IDLE), 'etcd answering');
   });
   after(() => {
     connection?.close();
@@ -61,7 +62,7 @@ describe('adapters: etcd connection', { skip: missing ?? false }, () => {
     const answers: EtcdMessage[] = [];
     stream.onMessage((answer) => answers.push(answer));
     stream.write({ ID: id });
-    await until(() => answers.length > 0, 10_000);
+    await until(() => answers.length > 0);
     assert.equal(answers[0]!['ID'], id);
     assert.equal(answers[0]!['TTL'], '5');
     stream.end();
@@ -82,7 +83,7 @@ describe('adapters: etcd connection', { skip: missing ?? false }, () => {
       for (const e of answer['events'] as EtcdMessage[]) events.push(text((e['kv'] as EtcdMessage)['key']));
     });
     stream.write({ create_request: { key: bytes('w/'), range_end: bytes('w0'), start_revision: from } });
-    await until(() => events.length >= 2, 10_000);
+    await until(() => events.length >= 2);
     assert.deepEqual(events, ['w/1', 'w/2']);
     stream.end();
   });

@@ -12,10 +12,13 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { clusterDeadlines, deadlineMs, PROCESS_START_MS_IDLE } from '../support/deadlines.js';
 import { BIN, BUILT, waitFor } from '../support/real-cluster.js';
 import { curlLines, documentationFiles, snippetsOf, type Snippet } from './snippets.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** `conclave dev` at its default timings (heartbeat 100 ms, election timeout 1 s). */
+const DEV_DEADLINES = clusterDeadlines({ heartbeatMs: 100, electionTimeoutMs: 1000 });
 const all: readonly Snippet[] = documentationFiles(ROOT).flatMap((f) => snippetsOf(ROOT, f));
 
 describe('docs: code blocks', () => {
@@ -80,10 +83,12 @@ describe('docs: curl lines against a dev cluster', {
   test('every curl line of README.md and docs/ answers 2xx, in order', async () => {
     const basePort = await freePortRun(6);
     dev = spawn(process.execPath, [BIN, 'dev', '--base-port', String(basePort),
-      '--data-dir', dataDir, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      '--data-dir', dataDir, '--ready-deadline-ms', String(DEV_DEADLINES.leaderMs), '--json'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     dev.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    await waitFor(async () => stdout.includes('"ready"') || undefined, 60_000, 'the ready line');
+    await waitFor(async () => stdout.includes('"ready"') || undefined,
+      deadlineMs(PROCESS_START_MS_IDLE) + DEV_DEADLINES.leaderMs, 'the ready line');
     const lines = all.filter((s) => s.info === 'sh').flatMap((s) =>
       curlLines(s.code).map((line) => ({ where: s.where, line })));
     const script = lines.map(({ where, line }) => shellStep(where, line, basePort)).join('\n');

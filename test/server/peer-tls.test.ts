@@ -17,6 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import WebSocket from 'ws';
+import {
+  clusterDeadlines, deadlineMs, patienceMs, PROCESS_START_MS_IDLE,
+} from '../support/deadlines.js';
 import { BIN, BUILT, waitFor } from '../support/real-cluster.js';
 import { testCerts } from '../support/test-certs.js';
 
@@ -43,7 +46,7 @@ function httpsJson(url: string, ca: Buffer, body?: unknown, hops = 3): Promise<A
   return new Promise((resolve, reject) => {
     // agent: false: a fresh connection each time, never a kept-alive one the server just closed.
     const req = request(url, { method: body === undefined ? 'GET' : 'POST', ca, agent: false,
-      headers: { 'content-type': 'application/json' }, timeout: 10_000 }, (res) => {
+      headers: { 'content-type': 'application/json' }, timeout: patienceMs(500) }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
@@ -97,6 +100,11 @@ function spawnCli(args: string[]): { child: ChildProcess; out: () => string } {
 
 const HEARTBEAT_MS = 50;
 const ELECTION_MS = 300;
+const DEADLINES = clusterDeadlines({ heartbeatMs: HEARTBEAT_MS, electionTimeoutMs: ELECTION_MS });
+/** What openssl takes, idle, to make the 8 certificates of `dev --tls`. Unit: ms. */
+const CERTS_MS_IDLE = 8 * 250;
+/** `dev --tls` to its ready line: certificates, then members to a leader (deadlines.ts). */
+const READY_MS = deadlineMs(CERTS_MS_IDLE + PROCESS_START_MS_IDLE) + DEADLINES.leaderMs;
 
 describe('server: peer TLS', { skip: BUILT ? false : 'dist/ not built (npm ci builds it)' }, () => {
   test('conclave dev --tls: a leader, HTTPS put/get, wss keep-alive; a foreign CA is refused',
@@ -104,13 +112,12 @@ describe('server: peer TLS', { skip: BUILT ? false : 'dist/ not built (npm ci bu
       const base = await freeBasePort();
       const dev = spawnCli(['dev', '--tls', '--base-port', String(base), '--data-dir', dataDir,
         '--heartbeat-ms', String(HEARTBEAT_MS), '--election-timeout-ms', String(ELECTION_MS),
-        '--json']);
+        '--ready-deadline-ms', String(DEADLINES.leaderMs), '--json']);
       const ready = await waitFor(async () => {
         const line = dev.out().split('\n').find((l) => l.includes('"ready"'));
         return line === undefined ? undefined
           : JSON.parse(line) as { endpoints: string[]; caFile: string; tls: boolean };
-      // dev makes 8 certificates with openssl, then starts 3 members: generous on a loaded machine.
-      }, 90_000, `the ready line (output so far: ${dev.out()})`);
+      }, READY_MS, `the ready line (output so far: ${dev.out()})`);
       assert.equal(ready.tls, true);
       assert.deepEqual(ready.endpoints.map((e) => e.slice(0, 8)), ['https://', 'https://',
         'https://']);
@@ -147,7 +154,7 @@ describe('server: peer TLS', { skip: BUILT ? false : 'dist/ not built (npm ci bu
       await waitFor(async () => {
         const metrics = await metricsText(first, ca);
         return Number(refusals.exec(metrics)?.[1] ?? 0) >= 3 ? true : undefined;
-      }, 30_000, `three refusals at n1 (intruder output: ${intruder.out()})`);
+      }, deadlineMs(PROCESS_START_MS_IDLE) + DEADLINES.requestMs, `three refusals at n1 (intruder output: ${intruder.out()})`);
       const n1Log = readFileSync(join(dataDir, 'n1.log'), 'utf8').split('\n');
       const lines = n1Log.filter((l) => /peer certificate from an unknown CA/.test(l));
       assert.equal(lines.length, 1, lines.join('\n'));
@@ -174,7 +181,9 @@ function keepAliveOverWss(url: string, ca: Buffer, leaseId: number):
   Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { ca, followRedirects: true });
-    const timer = setTimeout(() => reject(new Error('no keep-alive answer in 10 s')), 10_000);
+    const timeoutMs = patienceMs(500);
+    const timer = setTimeout(
+      () => reject(new Error(`no keep-alive answer in ${timeoutMs} ms`)), timeoutMs);
     ws.once('open', () => ws.send(JSON.stringify({ id: 1, leaseId })));
     ws.once('message', (data) => {
       clearTimeout(timer);

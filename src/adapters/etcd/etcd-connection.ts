@@ -149,8 +149,9 @@ export class EtcdConnection {
     const answer = codecOf(spec.answer);
     const metadata = await this.metadata(name);
     const endpoint = this.endpoints[this.current]!;
-    const call = endpoint.client.makeBidiStreamRequest(`/etcdserverpb.${spec.service}/${spec.method}`,
-      request.serialize, answer.deserialize, metadata, {});
+    const path = `/etcdserverpb.${spec.service}/${spec.method}`;
+    const call = endpoint.client.makeBidiStreamRequest(path, request.serialize,
+      answer.deserialize, metadata, {});
     let ended = false;
     let endedByUs = false;
     const endListeners: ((error: EtcdCallError | undefined) => void)[] = [];

@@ -160,7 +160,9 @@ message WatchResponse {
 }
 
 message LeaseGrantRequest { int64 TTL = 1; int64 ID = 2; }
-message LeaseGrantResponse { ResponseHeader header = 1; int64 ID = 2; int64 TTL = 3; string error = 4; }
+message LeaseGrantResponse {
+  ResponseHeader header = 1; int64 ID = 2; int64 TTL = 3; string error = 4;
+}
 message LeaseRevokeRequest { int64 ID = 1; }
 message LeaseRevokeResponse { ResponseHeader header = 1; }
 message LeaseKeepAliveRequest { int64 ID = 1; }

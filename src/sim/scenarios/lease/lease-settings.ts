@@ -54,7 +54,8 @@ export const LEASE_FLAGS: readonly ScenarioFlag[] = [
     + 'longer than their TTL: overlaps are then expected and counted; the fence must still '
     + 'accept no stale write', defaultValue: false },
   { name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known lease or recipe bug '
-    + '(caught only on seeds whose faults reach it)', defaultValue: undefined, choices: LEASE_MUTANT_NAMES },
+    + '(caught only on seeds whose faults reach it)', defaultValue: undefined,
+  choices: LEASE_MUTANT_NAMES },
   { name: 'snapshots', kind: 'boolean', description: 'members snapshot every few dozen entries '
     + '(in steps spread over virtual time), compact their logs, and catch up through '
     + 'InstallSnapshot in small chunks; every snapshot at an index must hold the same bytes',
