@@ -155,7 +155,7 @@ describe('server: real processes', { skip: BUILT ? false : 'dist/ not built (npm
     assert.ok(status !== undefined, 'the member stopped answering');
     const outcome = await call(cluster.endpoint(target), '/v1/kv/put', { key: 'after', value: 'ok', clientId: 'bad-input', sequence: 1 },
       cluster.deadlines.requestMs);
-    assert.equal(outcome.kind, 'ok');
+    assert.equal(outcome.kind, 'ok', JSON.stringify(outcome));
   });
 });
 
