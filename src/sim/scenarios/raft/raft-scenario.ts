@@ -33,7 +33,7 @@ import {
 import { openWal, WAL_DEFAULTS } from '../../../runtime/wal/index.js';
 import { judgeHistory, type HistoryVerdict } from '../../checkers/history-verdict.js';
 import type { Operation } from '../../checkers/history.js';
-import { checkLinearizable, formatIllegalReport } from '../../checkers/linearizability.js';
+import { checkLinearizable } from '../../checkers/linearizability.js';
 import { kvModel, type KvInput, type KvOutput } from '../../checkers/kv-model.js';
 import { drawNemesisPlan, FAULT_KINDS, Nemesis, type NemesisTarget } from '../../nemesis.js';
 import { Prng } from '../../prng.js';
