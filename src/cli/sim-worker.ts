@@ -15,7 +15,9 @@ export interface SimWorkerInput {
 
 const input = workerData as SimWorkerInput;
 const scenario = SCENARIOS.get(input.scenario);
-if (scenario === undefined || parentPort === null) throw new Error(`sim worker: bad input ${input.scenario}`);
+if (scenario === undefined || parentPort === null) {
+  throw new Error(`sim worker: bad input ${input.scenario}`);
+}
 const port = parentPort;
 for (const seed of input.seeds) {
   const result = scenario.runSeed(seed, input.options,

@@ -60,7 +60,8 @@ function groupRecipes(kind: 'election' | 'lock', kvs: readonly KeyValue[]): Reci
     const tail = rest.slice(slash + 1);
     if (tail === 'generation') entry.generation = kv;
     else if (tail.startsWith('candidates/')) {
-      entry.candidates.push({ ...parseCandidateValue(kv.value), leaseId: Number.parseInt(tail.slice(11), 16) || 0,
+      entry.candidates.push({ ...parseCandidateValue(kv.value),
+        leaseId: Number.parseInt(tail.slice(11), 16) || 0,
         createRevision: kv.createRevision });
     }
   }

@@ -138,7 +138,9 @@ export class Dashboard {
     });
     this.startGathering();
     for (const frame of this.cache.framesForNewPage()) this.send(page, frame);
-    for (const [member, state] of this.linkState) this.send(page, { type: 'member-link', member, ...state });
+    for (const [member, state] of this.linkState) {
+      this.send(page, { type: 'member-link', member, ...state });
+    }
     this.sendCluster(page);
     socket.on('message', (data) => this.onPageMessage(page, data.toString()));
     socket.on('close', () => {
@@ -201,7 +203,9 @@ export class Dashboard {
 
   private onPageMessage(page: Page, text: string): void {
     const parsed = parsePageRequest(text);
-    if (parsed.kind === 'invalid') return this.send(page, { type: 'error', message: parsed.problem });
+    if (parsed.kind === 'invalid') {
+      return this.send(page, { type: 'error', message: parsed.problem });
+    }
     this.answer(page, parsed.request);
   }
 

@@ -47,7 +47,8 @@ export class MemberFrameCache {
   framesForNewPage(): FeedFrame[] {
     const frames: FeedFrame[] = [];
     for (const [member, entry] of this.members) {
-      frames.push({ type: 'history', member: member as NodeId, events: entry.events, rates: entry.rates });
+      frames.push({ type: 'history', member: member as NodeId, events: entry.events,
+        rates: entry.rates });
       if (entry.sample !== undefined) frames.push(entry.sample);
       if (entry.leases !== undefined) frames.push(entry.leases);
     }

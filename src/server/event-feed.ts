@@ -71,7 +71,8 @@ export interface LeaseRow {
 }
 
 export type FeedFrame =
-  | { readonly type: 'history'; readonly member: NodeId; readonly events: readonly StampedRaftEvent[];
+  | { readonly type: 'history'; readonly member: NodeId;
+    readonly events: readonly StampedRaftEvent[];
     readonly rates: readonly RatesFrame[] }
   | ({ readonly type: 'raft-event' } & StampedRaftEvent)
   | RatesFrame
@@ -221,7 +222,8 @@ export class EventFeed {
     this.ratesRing.push(frame);
     if (this.ratesRing.length > this.config.ratesMax) this.ratesRing.shift();
     this.emit(frame);
-    const leases = this.listeners.size === 0 ? undefined : this.source.leases(this.config.leasesMax);
+    const leases = this.listeners.size === 0 ? undefined
+      : this.source.leases(this.config.leasesMax);
     if (leases !== undefined) {
       this.emit({ type: 'leases', member: this.source.id, atMs: frame.atMs, leases: leases.rows,
         total: leases.total });

@@ -19,7 +19,8 @@ import type { Prng } from './prng.js';
 import type { Scheduler } from './scheduler.js';
 import type { NetworkFaults, SimNetwork } from './sim-network.js';
 
-export type FaultKind = 'crash' | 'bounce' | 'pause' | 'partition' | 'loss-burst' | 'latency-spike' | 'drift';
+export type FaultKind =
+  | 'crash' | 'bounce' | 'pause' | 'partition' | 'loss-burst' | 'latency-spike' | 'drift';
 
 /**
  * `bounce` is a crash followed by an immediate restart (0–20 ms, a supervisor restarting the
@@ -81,7 +82,10 @@ export interface NemesisBounds {
   readonly crashedMax: number;
   /** Fault kinds this scenario allows (for example no partitions in a single-link test). */
   readonly kinds: readonly FaultKind[];
-  /** Kinds every run has, whatever the swarm draws (a scenario that measures detection needs crashes). */
+  /**
+   * Kinds every run has, whatever the swarm draws (a scenario that measures detection needs
+   * crashes).
+   */
   readonly requiredKinds?: readonly FaultKind[];
 }
 
@@ -114,7 +118,9 @@ export interface NemesisCounts {
 
 /** Plays a plan until `endMs`; by `endMs` every fault has been undone. */
 export class Nemesis {
-  readonly counts: NemesisCounts = { crashes: 0, pauses: 0, partitions: 0, lossBursts: 0, latencySpikes: 0 };
+  readonly counts: NemesisCounts = {
+    crashes: 0, pauses: 0, partitions: 0, lossBursts: 0, latencySpikes: 0,
+  };
   private readonly baseFaults: NetworkFaults;
   private partitionActive = false;
   private networkFaultActive = false;
@@ -240,8 +246,10 @@ export class Nemesis {
     if (this.partitionActive) return;
     const network = this.target.network;
     const links = this.drawPartitionLinks();
-    const durationMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.partitionMsMax);
-    if (!this.allowed(`partition: ${links.length} links cut for ${durationMs.toFixed(0)} ms`)) return;
+    const durationMs = Math.min(this.remainingMs(),
+      randomFloat(this.prng) * this.plan.partitionMsMax);
+    const label = `partition: ${links.length} links cut for ${durationMs.toFixed(0)} ms`;
+    if (!this.allowed(label)) return;
     for (const [from, to] of links) network.blockLink(from, to);
     this.scheduler.recorder?.note({ kind: 'partition', atMs: this.scheduler.nowMs,
       links: network.blockedLinkPairs() });
@@ -293,7 +301,8 @@ export class Nemesis {
     const faults = what === 'loss'
       ? { ...base, lossRate: Math.max(base.lossRate, 0.05 + 0.45 * randomFloat(this.prng)) }
       : latencySpike(base, 5 + 95 * randomFloat(this.prng));
-    const durationMs = Math.min(this.remainingMs(), randomFloat(this.prng) * this.plan.partitionMsMax);
+    const durationMs = Math.min(this.remainingMs(),
+      randomFloat(this.prng) * this.plan.partitionMsMax);
     const label = what === 'loss' ? `loss burst ${(100 * faults.lossRate).toFixed(0)}%`
       : `latency spike to ${faults.latencyMsMax.toFixed(0)} ms`;
     if (!this.allowed(`${label} for ${durationMs.toFixed(0)} ms`)) return;

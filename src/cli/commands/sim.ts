@@ -44,30 +44,17 @@ export function simCommand(io: CliIo): Command {
 
 async function runSim(io: CliIo, opts: Record<string, unknown>, command: Command): Promise<number> {
   const scenario = SCENARIOS.get(String(opts['scenario']))!;
-  const foreign = foreignFlags(scenario, command);
-  if (foreign.length > 0) {
-    io.err(`conclave sim: ${foreign.join(', ')} not accepted by scenario '${scenario.name}' ` +
-      `(it accepts: ${scenario.flags.map((f) => `--${f.name}`).join(', ') || 'no extra flags'})`);
-    return 2;
-  }
-  const options = scenarioOptions(scenario, opts);
-  const outOfRange = optionProblems(scenario, options);
-  if (outOfRange.length > 0) {
-    io.err(`conclave sim: ${outOfRange.join('; ')} (scenario '${scenario.name}')`);
-    return 2;
-  }
-  const record = typeof opts['record'] === 'string' ? opts['record'] : undefined;
-  if (record !== undefined && scenario.records !== true) {
-    io.err(`conclave sim: --record: scenario '${scenario.name}' cannot be recorded yet ` +
-      `(these can: ${[...SCENARIOS.values()].filter((s) => s.records === true)
-        .map((s) => s.name).join(', ')})`);
-    return 2;
-  }
+  const checked = checkUsage(io, scenario, opts, command);
+  if (checked === undefined) return 2;
+  const { options, record } = checked;
   const firstSeed = typeof opts['seed'] === 'number' ? opts['seed'] : randomInt(0, SEED_MAX);
   const seedCount = opts['seeds'] as number;
   const json = opts['json'] === true;
   const quiet = opts['quiet'] === true || json;
-  if (!json) io.out(`scenario ${scenario.name}: seeds ${firstSeed}..${firstSeed + seedCount - 1} (${seedCount})`);
+  if (!json) {
+    io.out(`scenario ${scenario.name}: seeds ${firstSeed}..${firstSeed + seedCount - 1} `
+      + `(${seedCount})`);
+  }
   const progress = simProgress(seedCount, !json);
   const onSeed = (result: SeedResult<unknown>): void => {
     progress.seedDone(result.violations.length > 0);
@@ -88,6 +75,40 @@ async function runSim(io: CliIo, opts: Record<string, unknown>, command: Command
   if (record !== undefined && !recordSeed(io, scenario, record, report.results, options, json)) {
     return 1;
   }
+  const violations = printReport(io, scenario, report, { options, firstSeed, json, interrupted });
+  return violations > 0 ? 1 : interrupted ? 130 : 0;
+}
+
+/** The scenario's options and the `--record` file, or undefined after printing a usage error. */
+function checkUsage(io: CliIo, scenario: Scenario<unknown>, opts: Record<string, unknown>,
+  command: Command): { options: ScenarioOptions; record: string | undefined } | undefined {
+  const foreign = foreignFlags(scenario, command);
+  if (foreign.length > 0) {
+    io.err(`conclave sim: ${foreign.join(', ')} not accepted by scenario '${scenario.name}' ` +
+      `(it accepts: ${scenario.flags.map((f) => `--${f.name}`).join(', ') || 'no extra flags'})`);
+    return undefined;
+  }
+  const options = scenarioOptions(scenario, opts);
+  const outOfRange = optionProblems(scenario, options);
+  if (outOfRange.length > 0) {
+    io.err(`conclave sim: ${outOfRange.join('; ')} (scenario '${scenario.name}')`);
+    return undefined;
+  }
+  const record = typeof opts['record'] === 'string' ? opts['record'] : undefined;
+  if (record !== undefined && scenario.records !== true) {
+    io.err(`conclave sim: --record: scenario '${scenario.name}' cannot be recorded yet ` +
+      `(these can: ${[...SCENARIOS.values()].filter((s) => s.records === true)
+        .map((s) => s.name).join(', ')})`);
+    return undefined;
+  }
+  return { options, record };
+}
+
+/** Prints the run's summary (or its JSON); returns the number of violations. */
+function printReport(io: CliIo, scenario: Scenario<unknown>, report: RunReport<unknown>,
+  run: { options: ScenarioOptions; firstSeed: number; json: boolean; interrupted: boolean },
+): number {
+  const { options, firstSeed, json, interrupted } = run;
   const wallS = (report.wallMs ?? 0) / 1000;
   const speed = {
     seedsPerS: wallS > 0 ? report.results.length / wallS : undefined,
@@ -98,25 +119,27 @@ async function runSim(io: CliIo, opts: Record<string, unknown>, command: Command
   if (json) {
     io.out(JSON.stringify({
       scenario: scenario.name, firstSeed, seeds: report.results.length, ok: violations === 0,
-      results: report.results.map((r) => ({ seed: r.seed, traceHash: r.traceHash, violations: r.violations })),
+      results: report.results.map((r) => ({
+        seed: r.seed, traceHash: r.traceHash, violations: r.violations,
+      })),
       summary: report.summary.data, summaryViolations: report.summary.violations, speed,
     }));
-  } else {
-    for (const line of report.summary.lines) io.out(line);
-    for (const v of report.summary.violations) io.out(`VIOLATION ${v.checker}: ${v.message}`);
-    io.out(`speed: ${fmt(speed.seedsPerS)} seeds/s, ${fmt(speed.eventsPerS, 0)} events/s, ` +
-      `${fmt(speed.simulatedSPerWallS, 0)} simulated s per wall s`);
-    io.out(violations === 0
-      ? `${interrupted ? 'partial (interrupted), ' : ''}ok: ${report.results.length} seeds, ` +
-        'zero violations'
-      : `FAILED: ${report.failures.length} of ${report.results.length} seeds broke an invariant`);
-    if (violations === 0 && typeof options['mutant'] === 'string') {
-      io.out(`note: mutant ${options['mutant']} was planted but no seed of this run exposed it; ` +
-        'a mutant shows only on seeds whose faults reach the bug: run more seeds ' +
-        '(docs/raft.md and docs/simulation.md say where each is caught)');
-    }
+    return violations;
   }
-  return violations > 0 ? 1 : interrupted ? 130 : 0;
+  for (const line of report.summary.lines) io.out(line);
+  for (const v of report.summary.violations) io.out(`VIOLATION ${v.checker}: ${v.message}`);
+  io.out(`speed: ${fmt(speed.seedsPerS)} seeds/s, ${fmt(speed.eventsPerS, 0)} events/s, ` +
+    `${fmt(speed.simulatedSPerWallS, 0)} simulated s per wall s`);
+  io.out(violations === 0
+    ? `${interrupted ? 'partial (interrupted), ' : ''}ok: ${report.results.length} seeds, ` +
+      'zero violations'
+    : `FAILED: ${report.failures.length} of ${report.results.length} seeds broke an invariant`);
+  if (violations === 0 && typeof options['mutant'] === 'string') {
+    io.out(`note: mutant ${options['mutant']} was planted but no seed of this run exposed it; ` +
+      'a mutant shows only on seeds whose faults reach the bug: run more seeds ' +
+      '(docs/raft.md and docs/simulation.md say where each is caught)');
+  }
+  return violations;
 }
 
 /**
@@ -177,7 +200,9 @@ async function runSeedsInWorkers(scenario: Scenario<unknown>, run: ParallelRun,
   run.interrupted.addEventListener('abort', stopAll);
   const runs = Array.from({ length: jobs }, (_, job) => {
     const seeds: number[] = [];
-    for (let i = job; i < run.seedCount; i += jobs) seeds.push((run.firstSeed + i) % (SEED_MAX + 1));
+    for (let i = job; i < run.seedCount; i += jobs) {
+      seeds.push((run.firstSeed + i) % (SEED_MAX + 1));
+    }
     const progress = { seeds, done: 0, finished: false };
     jobSeeds.push(progress);
     const worker = new Worker(new URL('../sim-worker.js', import.meta.url), {
@@ -242,7 +267,8 @@ function progressPrinter(io: CliIo): SeedProgressListener {
 }
 
 function seedLine(result: SeedResult<unknown>): string {
-  const verdict = result.violations.length === 0 ? 'ok' : `FAIL (${result.violations.length} violations)`;
+  const count = result.violations.length;
+  const verdict = count === 0 ? 'ok' : `FAIL (${count} violations)`;
   return `seed ${result.seed} trace ${result.traceHash} ${verdict} events ${result.events}`;
 }
 
@@ -316,11 +342,13 @@ function foreignFlags(scenario: Scenario<unknown>, command: Command): string[] {
     .map((name) => `--${name}`);
 }
 
-function scenarioOptions(scenario: Scenario<unknown>, opts: Record<string, unknown>): ScenarioOptions {
+function scenarioOptions(scenario: Scenario<unknown>,
+  opts: Record<string, unknown>): ScenarioOptions {
   const options: Record<string, number | boolean | string | undefined> = {};
   for (const flag of scenario.flags) {
     const value = opts[camel(flag.name)];
-    options[flag.name] = value === undefined ? flag.defaultValue : (value as number | boolean | string);
+    options[flag.name] = value === undefined ? flag.defaultValue
+      : (value as number | boolean | string);
   }
   return options;
 }
@@ -334,7 +362,8 @@ function scenarioHelp(): string {
       lines.push(`      --${f.name}: ${f.description}${def}`);
     }
   }
-  lines.push('', 'Exit codes: 0 every checker held; 1 a violation (replay command printed); 2 usage error.');
+  lines.push('', 'Exit codes: 0 every checker held; 1 a violation (replay command printed); '
+    + '2 usage error.');
   return lines.join('\n');
 }
 

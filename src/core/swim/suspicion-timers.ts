@@ -133,7 +133,8 @@ export class SuspicionTimers {
       const left = 2 * i + 1;
       if (left >= heap.length) break;
       const right = left + 1;
-      const child = right < heap.length && earlier(heap[right] as HeapEntry, heap[left] as HeapEntry)
+      const child = right < heap.length
+        && earlier(heap[right] as HeapEntry, heap[left] as HeapEntry)
         ? right : left;
       if (!earlier(heap[child] as HeapEntry, last)) break;
       heap[i] = heap[child] as HeapEntry;

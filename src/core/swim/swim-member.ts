@@ -561,7 +561,8 @@ export class SwimMember {
       nackSent: false,
     });
     this.counters.pingReqsServed++;
-    this.send(target, { kind: 'ping', seq, target, updates: this.probeUpdates(this.buddy(target)) });
+    const updates = this.probeUpdates(this.buddy(target));
+    this.send(target, { kind: 'ping', seq, target, updates });
   }
 
   private onPushPull(from: NodeId, message: PushPullMessage, nowMs: number): void {
@@ -1049,7 +1050,8 @@ export class SwimMember {
     const helpers = this.table.sampleLive(this.config.indirectChecks, [probe.target]);
     for (const helper of helpers) {
       this.send(helper.id, {
-        kind: 'ping-req', seq: probe.seq, target: probe.target, updates: this.probeUpdates(undefined),
+        kind: 'ping-req', seq: probe.seq, target: probe.target,
+        updates: this.probeUpdates(undefined),
       });
     }
     // Lifeguard §4.3: each helper owes us an ack or a nack.

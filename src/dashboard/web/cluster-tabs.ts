@@ -96,7 +96,9 @@ function candidate(row: { id: string; value: string }): string {
 
 function leaseBars(state: ClusterState): HTMLElement {
   const leases = state.leases;
-  if (leases === undefined) return h('p.muted', {}, 'no lease list yet (the leader sends one a second)');
+  if (leases === undefined) {
+    return h('p.muted', {}, 'no lease list yet (the leader sends one a second)');
+  }
   const elapsedMs = Date.now() - leases.receivedAtMs;
   const rows = [...leases.rows].sort((a, b) => (a.remainingMs ?? 0) - (b.remainingMs ?? 0))
     .slice(0, LEASE_BARS_MAX);
@@ -112,7 +114,8 @@ function leaseBars(state: ClusterState): HTMLElement {
       return h('div.lease', { 'data-lease': lease.id },
         h('span.id', {}, lease.id.toString(16)),
         h('span.track', {}, bar),
-        h('span.ttl', {}, `${(remainingMs / 1000).toFixed(1)} / ${(lease.ttlMs / 1000).toFixed(0)} s`),
+        h('span.ttl', {},
+          `${(remainingMs / 1000).toFixed(1)} / ${(lease.ttlMs / 1000).toFixed(0)} s`),
         h('span.keys', {}, lease.keyCount === 0 ? 'no keys' : `${lease.keys.join(', ')}` +
           (lease.keyCount > lease.keys.length ? ` +${lease.keyCount - lease.keys.length}` : '')));
     }));

@@ -32,7 +32,9 @@ export class KeysTab {
       this.watchLog.prepend(h('div', {}, `${change.type} ${change.kv.key} = ${change.kv.value} ` +
         `(mod ${change.kv.modRevision}, version ${change.kv.version})`));
     }
-    while (this.watchLog.childElementCount > WATCH_LINES_MAX) this.watchLog.lastElementChild?.remove();
+    while (this.watchLog.childElementCount > WATCH_LINES_MAX) {
+      this.watchLog.lastElementChild?.remove();
+    }
   }
 
   private async browse(): Promise<void> {

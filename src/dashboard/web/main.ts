@@ -133,7 +133,8 @@ class Page {
     this.replay = new ReplayTab(replay);
     let recipesVersion = -1;
     return [
-      { id: 'cluster', title: 'Cluster', panel: cluster, render: () => renderCluster(cluster, state) },
+      { id: 'cluster', title: 'Cluster', panel: cluster,
+        render: () => renderCluster(cluster, state) },
       { id: 'leadership', title: 'Why leadership moved', panel: leadership,
         render: () => renderLeadership(leadership, state) },
       { id: 'recipes', title: 'Elections, locks, leases', panel: recipes, render: () => {
@@ -144,7 +145,8 @@ class Page {
       { id: 'keys', title: 'Keys', panel: keys, render: () => {
         this.keys ??= new KeysTab(keys, this);
       } },
-      { id: 'throughput', title: 'Throughput', panel: throughput, render: () => chart.render(state) },
+      { id: 'throughput', title: 'Throughput', panel: throughput,
+        render: () => chart.render(state) },
       { id: 'replay', title: 'Replay a seed', panel: replay },
     ];
   }

@@ -55,7 +55,8 @@ export class ReplayTab {
     this.model = new ReplayModel(recording);
     this.form.show(recording);
     const verdict = this.model.verdictMs;
-    fill(this.note, `${recording.scenario} seed ${recording.seed}, ${recording.nodes.length} nodes, ` +
+    fill(this.note,
+      `${recording.scenario} seed ${recording.seed}, ${recording.nodes.length} nodes, ` +
       `${(recording.simulatedMs / 1000).toFixed(1)} s simulated, ${recording.messages.length} ` +
       `messages, trace ${recording.traceHash}. ` + (verdict === undefined ? 'Every checker held.'
       : `A checker fired at ${verdict.toFixed(3)} ms.`));
@@ -133,14 +134,16 @@ function runForm(run: (request: SimRunRequest) => void): {
   const scenario = h('select', {}, ...['raft', 'raft-vote-restart', 'raft-figure8',
     'raft-ack-crash', 'raft-partial-partition'].map((s) => h('option', { value: s }, s)));
   const seed = h('input', { type: 'number', value: 7, min: 0, style: 'width:8em' });
-  const mutant = h('input', { type: 'text', placeholder: 'mutant (optional)', style: 'width:12em' });
+  const mutant = h('input',
+    { type: 'text', placeholder: 'mutant (optional)', style: 'width:12em' });
   const element = h('div.row', {}, 'Run a seed here: ', scenario, seed, mutant,
     button('run', 'run', () => run({ scenario: scenario.value, seed: Number(seed.value),
       options: mutant.value === '' ? {} : { mutant: mutant.value }, skipFaults: [] })));
   return { element, show: (recording) => {
     scenario.value = recording.scenario;
     seed.value = String(recording.seed);
-    mutant.value = typeof recording.options['mutant'] === 'string' ? recording.options['mutant'] : '';
+    const planted = recording.options['mutant'];
+    mutant.value = typeof planted === 'string' ? planted : '';
   } };
 }
 

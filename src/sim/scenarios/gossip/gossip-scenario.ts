@@ -119,13 +119,9 @@ interface RunOutcome {
 
 type RunProgress = (simulatedMs: number, events: number, phase: string) => void;
 
-function runOnce(
-  seed: number, plan: GossipPlan, settings: GossipSettings, lifeguard: boolean,
-  overrides: GossipTestOverrides, progress: RunProgress | undefined,
-): RunOutcome {
-  const prng = new Prng(seed);
-  const scheduler = new Scheduler();
-  const trace = new TraceHash();
+/** The simulated network of one run: the plan's loss, and its bad links. */
+function gossipNetwork(scheduler: Scheduler, prng: Prng, trace: TraceHash,
+  plan: GossipPlan): SimNetwork<SwimMessage> {
   const network = new SimNetwork<SwimMessage>(scheduler, prng.fork(), trace, {
     faults: { ...NETWORK_FAULTS_NONE, lossRate: plan.lossRate },
     // Cheap on purpose: time, sender and receiver are mixed in as well, and any divergence
@@ -142,6 +138,17 @@ function runOnce(
       network.setLinkQuality(other, member, { lossRateExtra, latencyMsMeanExtra: 0 });
     }
   }
+  return network;
+}
+
+function runOnce(
+  seed: number, plan: GossipPlan, settings: GossipSettings, lifeguard: boolean,
+  overrides: GossipTestOverrides, progress: RunProgress | undefined,
+): RunOutcome {
+  const prng = new Prng(seed);
+  const scheduler = new Scheduler();
+  const trace = new TraceHash();
+  const network = gossipNetwork(scheduler, prng, trace, plan);
   const config: SwimConfig = { ...gossipConfig(settings, lifeguard), ...overrides.config };
   const world = new GossipWorld(scheduler, network, prng.fork(), {
     ids: plan.ids, seedIds: plan.protectedIds, config,
