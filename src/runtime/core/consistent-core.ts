@@ -76,8 +76,11 @@ export interface ConsistentCoreComponents {
   readonly snapshotStorage?: Storage;
   readonly random: Random;
   readonly logger: Logger;
-  /** Called after every applied entry (watches pull the new events). */
-  readonly onApplied?: (revision: number) => void;
+  /**
+   * Called after every applied entry (watches pull the new events), and after a snapshot
+   * replaced the store (`restored`: the store may differ in any way, not by one entry).
+   */
+  readonly onApplied?: (revision: number, restored?: boolean) => void;
   /** Raft's role, leader and term changes, with their reasons (logs, metrics). */
   readonly onRaftEvent?: (event: RaftEvent) => void;
   /** How long each WAL sync took. Unit: ms. */
@@ -383,7 +386,7 @@ export class ConsistentCore {
     restoreKvSnapshot(this.store, data);
     this.arrivals.clear();
     this.leases.resync();
-    this.c.onApplied?.(this.store.revision);
+    this.c.onApplied?.(this.store.revision, true);
   }
 
   /** The state machine: the store applies, then the lease tracker learns what changed. */

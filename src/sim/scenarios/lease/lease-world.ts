@@ -206,9 +206,10 @@ export class LeaseWorld {
       onPeerReset: (peer) => raftHandler?.onPeerReset?.(peer),
     });
     this.checker.memberStarted(context.id);
-    core = this.openCore(context, raftTransport, () => {
+    core = this.openCore(context, raftTransport, (restored) => {
       if (core === undefined) return;
-      this.checker.memberApplied(context.id, core.store);
+      if (restored) this.checker.memberRestored(context.id, core.store);
+      else this.checker.memberApplied(context.id, core.store);
       server.onApplied(core);
     });
     // The store may start from a snapshot rather than empty: the checker learns its leases.
@@ -221,7 +222,7 @@ export class LeaseWorld {
   }
 
   private openCore(context: HostContext<LeaseNetMessage>, transport: Transport<RaftMessage>,
-    onApplied: () => void): ConsistentCore {
+    onApplied: (restored: boolean) => void): ConsistentCore {
     const { settings } = this;
     const nowMs = (): number => this.scheduler.nowMs;
     const chunk = settings.snapshots?.chunkBytes;
@@ -235,7 +236,8 @@ export class LeaseWorld {
       lease: settings.lease, raftRuntime: snapshotConfig(settings),
     }, {
       clock: context.clock, timer: context.timer, transport, storage: context.storage,
-      random: context.random, logger: SILENT_LOGGER, onApplied,
+      random: context.random, logger: SILENT_LOGGER,
+      onApplied: (_revision, restored) => onApplied(restored === true),
       onRaftEvent: (event) => {
         if (event.kind === 'role-changed' && event.to === 'leader') this.counts.leaderChanges++;
       },
