@@ -68,8 +68,10 @@ async function recovery(entries: number): Promise<void> {
   const opened = openWal(reopened, WAL_DEFAULTS);
   const elapsedMs = Math.round(performance.now() - startMs);
   const mib = (wal.stats().bytesWritten / 1048576).toFixed(1);
-  if ('wal' in opened) console.log(`recovery: ${opened.wal.lastIndex()} entries (${mib} MiB) ` +
-    `in ${elapsedMs} ms`);
+  if ('wal' in opened) {
+    console.log(`recovery: ${opened.wal.lastIndex()} entries (${mib} MiB) in ${elapsedMs} ms`);
+    await sync(opened.wal); // The WAL writes its manifest claim from the sync's callback.
+  }
   reopened.close();
   rmSync(directory, { recursive: true, force: true });
 }

@@ -14,10 +14,11 @@
 import { FileStorage } from '../../src/adapters/file-storage.js';
 import { logIndex, nodeId, term } from '../../src/core/ids.js';
 import type { Entry } from '../../src/core/raft/types.js';
+import { WAL_DEFAULTS } from '../../src/runtime/wal/config.js';
 import { openWal, type Wal } from '../../src/runtime/wal/wal.js';
 
 export const CHILD_WAL_CONFIG = Object.freeze({
-  segmentBytesMax: 64 * 1024, recordBytesMax: 64 * 1024,
+  ...WAL_DEFAULTS, segmentBytesMax: 64 * 1024, recordBytesMax: 64 * 1024,
 });
 /** Sync calls outstanding at once: enough to exercise group commit, bounded so memory is too. */
 const SYNCS_OUTSTANDING_MAX = 3;

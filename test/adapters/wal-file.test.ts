@@ -52,7 +52,7 @@ const fixtures = buildWalFixtures();
 describe('wal: files', () => {
   test('a log written through FileStorage reopens in a new instance, across segments', async () => {
     const directory = directoryWith();
-    const config = { segmentBytesMax: 2048, recordBytesMax: 1024 };
+    const config = { segmentBytesMax: 2048, recordBytesMax: 1024, manifestBytesMax: 240 };
     const first = open(directory, config);
     assert.ok('wal' in first);
     for (let i = 1; i <= 100; i++) {
@@ -119,7 +119,8 @@ describe('wal: files: checked-in fixtures', () => {
     assert.equal(fixtures.clean.length, 316);
   });
 
-  test('torn-tail/ opens with six entries and the second hard state, cut to 286 bytes', () => {
+  test('torn-tail/ opens with six entries and the second hard state, cut to 286 bytes',
+    async () => {
     const directory = copyOf('torn-tail');
     const opened = open(directory);
     assert.ok('wal' in opened, 'error' in opened ? opened.error.message : '');
@@ -130,6 +131,7 @@ describe('wal: files: checked-in fixtures', () => {
     assert.deepEqual(opened.wal.recovered.hardState,
       { term: term(1), vote: nodeId('n1'), commitIndex: logIndex(3) });
     assert.equal(statSync(join(directory, FIXTURE_SEGMENT)).size, 286);
+    await syncWal(opened.wal); // The recovery sync (and the manifest it creates) before closing.
   });
 
   test('corrupt-middle/ refuses at byte 141 with a checksum mismatch', () => {

@@ -20,7 +20,7 @@ import { SimStorage } from '../../src/sim/sim-storage.js';
 
 export const FIXTURE_SEGMENT = 'wal-0000000001.log';
 export const FIXTURE_WAL_CONFIG = Object.freeze({
-  segmentBytesMax: 1024 * 1024, recordBytesMax: 64 * 1024,
+  segmentBytesMax: 1024 * 1024, recordBytesMax: 64 * 1024, manifestBytesMax: 64 * 1024,
 });
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'];
 

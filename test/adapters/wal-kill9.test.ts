@@ -135,6 +135,8 @@ describe('wal: kill -9 (real files, real processes)', () => {
     assert.ok('wal' in opened, 'error' in opened ? opened.error.message : '');
     assert.ok(opened.wal.lastIndex() >= syncedIndex);
     assert.equal(firstBadEntry(opened.wal.recovered.entries), undefined);
+    // The recovery sync (and its manifest claim) finishes before the storage closes.
+    await new Promise((resolve) => opened.wal.sync(resolve));
     storage.close();
     t.diagnostic(`${CYCLES} kills; ${killedWithSyncs} lives had reported syncs; ` +
       `${syncedIndex} entries reported synced, ${opened.wal.lastIndex()} recovered`);

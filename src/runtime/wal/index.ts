@@ -24,6 +24,10 @@
  *   (from the leader) write the snapshot file atomically first; the newest two are kept, and
  *   whole segments before the older of them are removed, oldest first, each removal synced, so
  *   recovery can fall back to the older snapshot when the newest is damaged.
+ * - Lost synced records are refused, not dropped: after each batch the manifest
+ *   (`wal-manifest`, manifest.ts) gets a claim of how far the last segment was synced, with no
+ *   sync of its own; recovery refuses with CONCLAVE_WAL_RECORDS_LOST when a claimed segment is
+ *   missing or holds fewer intact bytes than claimed (deleted, emptied, zeroed or cut short).
  * - No length read from disk is trusted: each is bounded by `recordBytesMax` and by the bytes
  *   present before anything is allocated.
  *
@@ -42,10 +46,13 @@
 export { WAL_DEFAULTS, entryDataBytesMax, validateWalConfig } from './config.js';
 export type { WalConfig } from './config.js';
 export { SNAPSHOTS_KEPT, Wal, openWal } from './wal.js';
-export type { OpenWalResult, SyncCallback, WalSnapshotOptions, WalStats } from './wal.js';
+export type {
+  OpenWalResult, SyncCallback, WalOpenOptions, WalSnapshotOptions, WalStats,
+} from './wal.js';
 export type { WalError, WalErrorKind } from './wal-error.js';
-export { INITIAL_HARD_STATE } from './recovery.js';
-export type { RecoveredWalState, WalRepair } from './recovery.js';
+export { INITIAL_HARD_STATE, walHoldsRecords } from './recovery.js';
+export type { RecoverOptions, RecoveredWalState, WalRepair } from './recovery.js';
+export { MANIFEST_FILE } from './manifest.js';
 export { MemoryRaftStorage } from './memory-raft-storage.js';
 export type { MemoryRaftStorageOptions, MemoryRecoveredState } from './memory-raft-storage.js';
 export { segmentName, segmentSequence } from './segment.js';

@@ -12,6 +12,10 @@ import type { RecoveredRaftState } from '../raft-storage.js';
 import { scanSnapshots, snapshotTempFiles, type SnapshotScan } from '../snapshot/snapshot-store.js';
 import type { WalConfig } from './config.js';
 import {
+  MANIFEST_CLAIM_BYTES, MANIFEST_FILE, MANIFEST_TEMP_FILE, NO_CLAIM, claimExceeds,
+  readManifest, type SyncClaim,
+} from './manifest.js';
+import {
   SEGMENT_MAGIC, WAL_FORMAT_VERSION, hex, recordTypeName, type WalRecord,
 } from './record.js';
 import { scanSegment, segmentName, segmentSequence } from './segment.js';
@@ -54,6 +58,24 @@ export interface RecoveredWal {
   /** Every surviving segment, oldest first (compaction removes from the front). */
   readonly segments: readonly SegmentInfo[];
   readonly repairs: readonly WalRepair[];
+  /** The manifest's newest claim (NO_CLAIM when there was none). */
+  readonly claim: SyncClaim;
+  /** Whether the manifest file exists with an intact claim; the WAL creates it if not. */
+  readonly manifestPresent: boolean;
+  /** The manifest's size after repair. Unit: bytes. */
+  readonly manifestBytes: number;
+}
+
+export interface RecoverOptions {
+  /**
+   * Refuse to open when the manifest is missing. Set it when the log is known to have had one
+   * from its start (the server's data dir, created with `initializeWal`); leave it unset to
+   * adopt a log written without one (a manifest is created and kept from then on).
+   * Default: false.
+   */
+  readonly requireManifest?: boolean;
+  /** The directory of snapshot files. Default: `storage` itself. */
+  readonly snapshotStorage?: Storage;
 }
 
 /**
@@ -63,19 +85,24 @@ export interface RecoveredWal {
  * Refusing (a WalError) changes nothing on disk.
  */
 export function recoverWal(storage: Storage, config: WalConfig,
-  snapshotStorage: Storage = storage): RecoveredWal | WalError {
+  options: RecoverOptions = {}): RecoveredWal | WalError {
+  const snapshotStorage = options.snapshotStorage ?? storage;
   const sequences = listSegments(storage);
   if ('code' in sequences) return sequences;
+  const manifest = readManifestFile(storage, options.requireManifest === true);
+  if ('code' in manifest) return manifest;
   const replay = new Replay();
-  const repairs: WalRepair[] = [];
+  const repairs: WalRepair[] = [...manifest.repairs];
   const segments: SegmentInfo[] = [];
   let lastSegment: RecoveredWal['lastSegment'];
+  const scanned = new Map<number, SegmentProgress>();
   for (const [i, sequence] of sequences.entries()) {
     const name = segmentName(sequence);
     const isLast = i === sequences.length - 1;
     const bytes = storage.read(name) ?? new Uint8Array(0);
     const scan = scanSegment(name, bytes, isLast, config.recordBytesMax);
     if ('code' in scan) return scan;
+    scanned.set(sequence, { validBytes: scan.validBytes, sizeBytes: bytes.length });
     const first = scan.records[0];
     if (first === undefined) {
       // Only the last segment may hold nothing intact: it was being created when the node died.
@@ -94,6 +121,8 @@ export function recoverWal(storage: Storage, config: WalConfig,
     if (scan.torn !== undefined) repairs.push({ file: name, action: 'truncated', ...scan.torn });
     lastSegment = { sequence, sizeBytes: scan.validBytes };
   }
+  const lost = lostRecords(manifest.claim, scanned, sequences[sequences.length - 1]);
+  if (lost !== undefined) return lost;
   const lastName = lastSegment === undefined ? '' : segmentName(lastSegment.sequence);
   const snapshots = scanSnapshots(snapshotStorage);
   const state = replay.finish(lastName, snapshots);
@@ -108,7 +137,65 @@ export function recoverWal(storage: Storage, config: WalConfig,
   }
   // Snapshot writes a crash interrupted were never renamed, so never used: drop them.
   for (const temp of snapshotTempFiles(snapshotStorage)) snapshotStorage.remove(temp);
-  return { state, lastSegment, segments, repairs };
+  storage.remove(MANIFEST_TEMP_FILE);
+  return { state, lastSegment, segments, repairs, claim: manifest.claim ?? NO_CLAIM,
+    manifestPresent: manifest.claim !== undefined, manifestBytes: manifest.sizeBytes };
+}
+
+/** How much of a segment file recovery found intact. */
+interface SegmentProgress {
+  /** Unit: bytes. */
+  readonly validBytes: number;
+  /** Unit: bytes. */
+  readonly sizeBytes: number;
+}
+
+interface ManifestState {
+  readonly claim: SyncClaim | undefined;
+  readonly sizeBytes: number;
+  readonly repairs: readonly WalRepair[];
+}
+
+/** The manifest's newest claim, with a torn last claim to cut (claims have a fixed size). */
+function readManifestFile(storage: Storage, required: boolean): ManifestState | WalError {
+  const bytes = storage.read(MANIFEST_FILE);
+  const { claim, damagedClaims } = readManifest(bytes);
+  if (claim === undefined) {
+    if (!required) return { claim: undefined, sizeBytes: 0, repairs: [] };
+    return walError('missing-manifest', MANIFEST_FILE, 0, bytes === undefined
+      ? 'the file is missing, so nothing tells whether synced records were lost'
+      : `the file holds no intact claim (${bytes.length} bytes, ${damagedClaims} damaged)`);
+  }
+  const alignedBytes = bytes!.length - (bytes!.length % MANIFEST_CLAIM_BYTES);
+  const repairs: WalRepair[] = alignedBytes === bytes!.length ? [] : [{
+    file: MANIFEST_FILE, action: 'truncated', offsetBytes: alignedBytes,
+    reason: 'torn claim at the end' }];
+  return { claim, sizeBytes: alignedBytes, repairs };
+}
+
+/**
+ * The refusal when the manifest claims synced bytes the segments do not hold: the claimed
+ * segment is gone and no later one exists, or it ends short of the claim. (A claimed segment
+ * that is gone while later ones exist may have been compacted away after the claim: a power
+ * loss can lose the claims that followed. The snapshot checks cover that case.)
+ */
+function lostRecords(claim: SyncClaim | undefined, scanned: ReadonlyMap<number, SegmentProgress>,
+  lastSequence: number | undefined): WalError | undefined {
+  if (claim === undefined || claim.sequence === 0) return undefined;
+  const name = segmentName(claim.sequence);
+  const progress = scanned.get(claim.sequence);
+  if (progress === undefined) {
+    if (lastSequence !== undefined && lastSequence > claim.sequence) return undefined;
+    return walError('records-lost', name, 0, `the file is missing, but the manifest ` +
+      `(${MANIFEST_FILE}) says it held ${claim.syncedBytes} bytes of synced records` +
+      (lastSequence === undefined ? '; no segment is left'
+        : `; the last segment left is ${segmentName(lastSequence)}`));
+  }
+  if (progress.validBytes >= claim.syncedBytes) return undefined;
+  return walError('records-lost', name, progress.validBytes, `it holds ` +
+    `${progress.validBytes} bytes of intact records (file size ${progress.sizeBytes}), but ` +
+    `${claim.syncedBytes} bytes had been synced (acknowledged) before: it was emptied, zeroed ` +
+    `or cut short`);
 }
 
 /** The WAL's segment sequence numbers in order, or an error when one is missing between. */
@@ -290,4 +377,17 @@ class Replay {
   private inconsistent(detail: string): WalError {
     return walError('inconsistent-log', this.where.file, this.where.offsetBytes, detail);
   }
+}
+
+/**
+ * Whether `storage` holds anything of a log: a segment, a snapshot file, or a manifest that
+ * claims synced records. A data dir checks this before it starts a new log in `storage`.
+ */
+export function walHoldsRecords(storage: Storage): boolean {
+  const files = storage.list();
+  if (files.some((name) => segmentSequence(name) !== undefined)) return true;
+  const snapshots = scanSnapshots(storage);
+  if (snapshots.valid.length > 0 || snapshots.damaged.length > 0) return true;
+  const { claim } = readManifest(storage.read(MANIFEST_FILE));
+  return claim !== undefined && claimExceeds(claim, NO_CLAIM);
 }

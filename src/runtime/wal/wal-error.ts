@@ -16,11 +16,21 @@ export type WalErrorKind =
    * The log starts after index 1, or records an installed snapshot, but no valid snapshot file
    * covers what is missing (deleted, or damaged: the file is named).
    */
-  | 'missing-snapshot';
+  | 'missing-snapshot'
+  /**
+   * The manifest says a segment held synced records that are not there any more: the segment
+   * is missing, or holds fewer intact bytes than were synced (deleted, emptied, zeroed, cut).
+   */
+  | 'records-lost'
+  /** The manifest is required (the data dir has one since its start) but missing or unreadable. */
+  | 'missing-manifest';
 
 export interface WalError {
-  /** Stable code for every WAL refusal; `kind` says which. */
-  readonly code: 'CONCLAVE_WAL_CORRUPT';
+  /**
+   * Stable code: CONCLAVE_WAL_RECORDS_LOST when the manifest proves synced records are gone
+   * (`records-lost`, `missing-manifest`), CONCLAVE_WAL_CORRUPT for every other refusal.
+   */
+  readonly code: 'CONCLAVE_WAL_CORRUPT' | 'CONCLAVE_WAL_RECORDS_LOST';
   readonly kind: WalErrorKind;
   /** The file at fault (its name in the storage directory). */
   readonly file: string;
@@ -43,6 +53,10 @@ export function walError(
   offsetBytes: number,
   detail: string,
 ): WalError {
-  const message = `write-ahead log damaged: ${file} at byte ${offsetBytes}: ${detail}. ${ADVICE}`;
-  return { code: 'CONCLAVE_WAL_CORRUPT', kind, file, offsetBytes, detail, message };
+  const lost = kind === 'records-lost' || kind === 'missing-manifest';
+  const message = lost
+    ? `write-ahead log lost synced records: ${file}: ${detail}. ${ADVICE}`
+    : `write-ahead log damaged: ${file} at byte ${offsetBytes}: ${detail}. ${ADVICE}`;
+  const code = lost ? 'CONCLAVE_WAL_RECORDS_LOST' : 'CONCLAVE_WAL_CORRUPT';
+  return { code, kind, file, offsetBytes, detail, message };
 }

@@ -23,7 +23,12 @@ import {
   encodeSegmentHeader, encodeSnapshotRecord, encodeTruncate, entryEncodedBytes,
 } from './record.js';
 import {
-  recoverWal, type RecoveredWal, type RecoveredWalState, type SegmentInfo, type WalRepair,
+  MANIFEST_CLAIM_BYTES, MANIFEST_FILE, MANIFEST_TEMP_FILE, NO_CLAIM,
+  claimExceeds, encodeClaim, type SyncClaim,
+} from './manifest.js';
+import {
+  recoverWal, type RecoverOptions, type RecoveredWal, type RecoveredWalState, type SegmentInfo,
+  type WalRepair,
 } from './recovery.js';
 import { SEGMENT_SEQUENCE_MAX, segmentName } from './segment.js';
 import type { WalError } from './wal-error.js';
@@ -52,6 +57,9 @@ export interface WalSnapshotOptions {
   readonly yieldTurn?: YieldTurn;
 }
 
+/** How `openWal` recovers the log and where its snapshots go. */
+export type WalOpenOptions = RecoverOptions & WalSnapshotOptions;
+
 /**
  * Snapshot files kept: the newest, and the one before it (recovery falls back to it if the
  * newest is damaged, so the log is compacted only up to it).
@@ -72,6 +80,10 @@ export interface WalStats {
   readonly segmentsRemoved: number;
   /** Snapshot files written (local and installed). */
   readonly snapshotsWritten: number;
+  /** Claims appended to the manifest (about one per batch; no sync of their own). */
+  readonly manifestClaims: number;
+  /** Times the manifest was rewritten to one claim (each: two syncs, off the write path). */
+  readonly manifestRewrites: number;
 }
 
 /**
@@ -84,13 +96,16 @@ export interface WalStats {
  * process kill in the page cache), so the WAL starts with a sync that makes it durable. Do not
  * act on `wal.recovered` (send a message, answer a client) before a first `wal.sync(done)` has
  * called back: it completes after that recovery sync.
+ *
+ * The WAL writes to `storage` from its sync callbacks (the manifest claim of each completed
+ * batch): close the storage only after a last `wal.sync(done)` has called back.
  */
 export function openWal(storage: Storage, config: WalConfig = WAL_DEFAULTS,
-  options: WalSnapshotOptions = {}): OpenWalResult {
+  options: WalOpenOptions = {}): OpenWalResult {
   const problems = validateWalConfig(config);
   assert(problems.length === 0,
     () => `openWal: invalid WalConfig:\n${formatConfigProblems(problems)}`);
-  const recovered = recoverWal(storage, config, options.snapshotStorage ?? storage);
+  const recovered = recoverWal(storage, config, options);
   if ('code' in recovered) return { error: recovered };
   return { wal: new Wal(storage, config, recovered, options), repairs: recovered.repairs };
 }
@@ -112,9 +127,17 @@ export class Wal implements SnapshotRaftStorage {
   private queuedWaiters: SyncCallback[] = [];
   /** Set by the first failed write or sync; every later sync reports it. */
   private failure: Error | undefined;
+  /** The segment and size the batch in flight makes durable: its claim once it completes. */
+  private inFlightClaim: SyncClaim | undefined;
+  /** The newest claim in the manifest (appended; durable or not). */
+  private claimed: SyncClaim;
+  /** The segment and size the last completed batch made durable. */
+  private lastDurable: SyncClaim | undefined;
+  private manifestBytes: number;
+  private manifestRewriting = false;
   private counters = {
     batches: 0, syncs: 0, recordsWritten: 0, bytesWritten: 0, segmentsCreated: 0,
-    segmentsRemoved: 0, snapshotsWritten: 0,
+    segmentsRemoved: 0, snapshotsWritten: 0, manifestClaims: 0, manifestRewrites: 0,
   };
 
   private readonly snapshotStorage: Storage;
@@ -134,8 +157,24 @@ export class Wal implements SnapshotRaftStorage {
     this.hardStateStaged = this.hardStateWritten = recovered.state.hardState;
     this.segment = recovered.lastSegment;
     this.segments = [...recovered.segments];
-    // Make what recovery read (and cut) durable before anyone relies on it.
+    this.claimed = recovered.claim;
+    this.manifestBytes = recovered.manifestBytes;
+    if (!recovered.manifestPresent) this.createManifest();
+    // Make what recovery read (and cut) durable before anyone relies on it; the manifest too.
     this.startBatch([], true);
+  }
+
+  /** A log without a manifest (new, or written before manifests): one that claims nothing. */
+  private createManifest(): void {
+    this.claimed = NO_CLAIM;
+    try {
+      this.storage.remove(MANIFEST_FILE);
+      this.storage.append(MANIFEST_FILE, encodeClaim(NO_CLAIM));
+    } catch (error) {
+      if (error instanceof AssertionError) throw error;
+      this.failure = error instanceof Error ? error : new Error(String(error));
+    }
+    this.manifestBytes = MANIFEST_CLAIM_BYTES;
   }
 
   lastIndex(): LogIndex {
@@ -285,12 +324,16 @@ export class Wal implements SnapshotRaftStorage {
     this.inFlightWaiters = waiters;
     const written = this.failure === undefined ? this.writeStaged() : { created: false };
     const name = this.segment === undefined ? undefined : segmentName(this.segment.sequence);
+    this.inFlightClaim = this.segment === undefined ? undefined
+      : { sequence: this.segment.sequence, syncedBytes: this.segment.sizeBytes };
     const operations: ((finish: SyncCallback) => void)[] = [];
     if (name !== undefined) operations.push((finish) => this.storage.sync(name, finish));
     // A new segment's name survives a crash only after a directory sync (the Storage contract).
     if (syncDirectory || written.created || name === undefined) {
       operations.push((finish) => this.storage.syncDir(finish));
     }
+    // At open only: the manifest as created or repaired by recovery.
+    if (syncDirectory) operations.push((finish) => this.storage.sync(MANIFEST_FILE, finish));
     let pending = operations.length;
     let batchError: Error | undefined;
     const finish: SyncCallback = (error) => {
@@ -335,8 +378,65 @@ export class Wal implements SnapshotRaftStorage {
     return { created };
   }
 
+  /**
+   * Appends `claim` to the manifest (no sync: see manifest.ts) when it says more than the last
+   * one; rewrites the manifest once it is full. A failure stops the log like any other.
+   */
+  private claim(claim: SyncClaim): void {
+    if (!claimExceeds(claim, this.claimed)) return;
+    if (this.manifestRewriting) return; // The rewrite appends the newest claim when it is done.
+    try {
+      this.storage.append(MANIFEST_FILE, encodeClaim(claim));
+    } catch (error) {
+      if (error instanceof AssertionError) throw error;
+      this.failure ??= error instanceof Error ? error : new Error(String(error));
+      return;
+    }
+    this.claimed = claim;
+    this.manifestBytes += MANIFEST_CLAIM_BYTES;
+    this.counters.manifestClaims++;
+    if (this.manifestBytes >= this.config.manifestBytesMax) this.rewriteManifest();
+  }
+
+  /** Replaces the manifest by one holding only the newest claim: atomically and durably. */
+  private rewriteManifest(): void {
+    this.manifestRewriting = true;
+    const claim = this.claimed;
+    const failed = (error: unknown): void => {
+      if (error instanceof AssertionError) throw error;
+      this.failure ??= error instanceof Error ? error : new Error(String(error));
+    };
+    try {
+      this.storage.remove(MANIFEST_TEMP_FILE);
+      this.storage.append(MANIFEST_TEMP_FILE, encodeClaim(claim));
+    } catch (error) {
+      return failed(error);
+    }
+    this.storage.sync(MANIFEST_TEMP_FILE, (syncError) => {
+      if (syncError !== undefined) return failed(syncError);
+      try {
+        this.storage.rename(MANIFEST_TEMP_FILE, MANIFEST_FILE);
+      } catch (error) {
+        return failed(error);
+      }
+      this.storage.syncDir((dirError) => {
+        if (dirError !== undefined) return failed(dirError);
+        this.manifestRewriting = false;
+        this.manifestBytes = MANIFEST_CLAIM_BYTES;
+        this.counters.manifestRewrites++;
+        // Claims skipped while rewriting: the newest batch's.
+        if (this.lastDurable !== undefined) this.claim(this.lastDurable);
+      });
+    });
+  }
+
   private completeBatch(error: Error | undefined): void {
     this.failure ??= error;
+    // Before the next batch starts (it grows the segment): claim what this one made durable.
+    if (this.failure === undefined && this.inFlightClaim !== undefined) {
+      this.lastDurable = this.inFlightClaim;
+      this.claim(this.inFlightClaim);
+    }
     const result = this.failure;
     const waiters = this.inFlightWaiters;
     this.inFlightWaiters = [];

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { NodeId } from '../../../src/core/ids.js';
+import { WAL_DEFAULTS } from '../../../src/runtime/wal/config.js';
 import { encodeKvCommand } from '../../../src/sim/scenarios/raft/sim-kv.js';
 import { RuntimeCluster } from './runtime-cluster.js';
 
@@ -30,7 +31,7 @@ function cluster(seed: number, steppedSnapshots = false, stepMs = 0): RuntimeClu
   return new RuntimeCluster({
     seed,
     runtime: { snapshotEntries: 20, snapshotCatchUpEntries: 5, snapshotStepIntervalMs: stepMs },
-    wal: { segmentBytesMax: 1024, recordBytesMax: 1024 * 1024 },
+    wal: { ...WAL_DEFAULTS, segmentBytesMax: 1024, recordBytesMax: 1024 * 1024 },
     tuning: { snapshotChunkBytesMax: 100 },
     steppedSnapshots,
   });

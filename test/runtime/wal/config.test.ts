@@ -16,18 +16,21 @@ describe('wal: config', () => {
   });
 
   test('every violated rule is reported at once', () => {
-    const problems = validateWalConfig({ segmentBytesMax: 100, recordBytesMax: 1.5 });
-    assert.deepEqual(problems.map((p) => p.field), ['segmentBytesMax', 'recordBytesMax']);
+    const problems = validateWalConfig({ segmentBytesMax: 100, recordBytesMax: 1.5,
+      manifestBytesMax: 24 });
+    assert.deepEqual(problems.map((p) => p.field),
+      ['segmentBytesMax', 'recordBytesMax', 'manifestBytesMax']);
     assert.match(problems[0]?.rule ?? '', /integer from 1024 to 1073741824/);
   });
 
   test('limits above the ranges are refused', () => {
-    const problems = validateWalConfig({ segmentBytesMax: 2 ** 31, recordBytesMax: 2 ** 30 });
-    assert.equal(problems.length, 2);
+    const problems = validateWalConfig({ segmentBytesMax: 2 ** 31, recordBytesMax: 2 ** 30,
+      manifestBytesMax: 2 ** 27 });
+    assert.equal(problems.length, 3);
   });
 
   test('entryDataBytesMax leaves room for the record, batch and entry headers', () => {
-    const config = { segmentBytesMax: 4096, recordBytesMax: 1024 };
+    const config = { ...WAL_DEFAULTS, segmentBytesMax: 4096, recordBytesMax: 1024 };
     assert.equal(entryDataBytesMax(config), 1024 - 9 - 12 - 13);
   });
 });

@@ -17,7 +17,8 @@ import { scanSegment } from '../../../src/runtime/wal/segment.js';
 import { openWal } from '../../../src/runtime/wal/wal.js';
 import type { WalError } from '../../../src/runtime/wal/wal-error.js';
 import {
-  SMALL_WAL, describeLog, entries, entry, hardState, mustOpen, simDisk, syncNow, type SimDisk,
+  SMALL_WAL, describeLog, entries, entry, hardState, mustOpen, segmentsOf, simDisk, syncNow,
+  type SimDisk,
 } from './wal-harness.js';
 
 const SEGMENT_1 = 'wal-0000000001.log';
@@ -146,8 +147,8 @@ describe('wal: recovery: torn tail', () => {
     const opened = openWal(disk.storage, SMALL_WAL);
     assert.ok('wal' in opened);
     assert.deepEqual(opened.repairs.map((r) => [r.file, r.action]), [[SEGMENT_2, 'removed']]);
-    assert.deepEqual(disk.storage.list(), [SEGMENT_1]);
-    for (let i = 10; disk.storage.list().length < 2; i++) {
+    assert.deepEqual(segmentsOf(disk.storage), [SEGMENT_1]);
+    for (let i = 10; segmentsOf(disk.storage).length < 2; i++) {
       opened.wal.append(entries(i, i, 2, 200));
       syncNow(disk, opened.wal);
     }
@@ -177,7 +178,7 @@ describe('wal: recovery: corruption refuses to open', () => {
     const bigger = (() => {
       const d = diskWith(files);
       const w = mustOpen(d.storage, SMALL_WAL);
-      for (let i = 10; d.storage.list().length < 2; i++) {
+      for (let i = 10; segmentsOf(d.storage).length < 2; i++) {
         w.append(entries(i, i, 2, 200));
         syncNow(d, w);
       }

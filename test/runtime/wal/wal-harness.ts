@@ -12,9 +12,12 @@ import {
   SIM_STORAGE_DEFAULTS, SimStorage, type SimStorageOptions,
 } from '../../../src/sim/sim-storage.js';
 import type { WalConfig } from '../../../src/runtime/wal/config.js';
+import { segmentSequence } from '../../../src/runtime/wal/segment.js';
 import { openWal, type Wal } from '../../../src/runtime/wal/wal.js';
 
-export const SMALL_WAL: WalConfig = Object.freeze({ segmentBytesMax: 1024, recordBytesMax: 1024 });
+export const SMALL_WAL: WalConfig = Object.freeze({
+  segmentBytesMax: 1024, recordBytesMax: 1024, manifestBytesMax: 1024,
+});
 
 export interface SimDisk {
   readonly scheduler: Scheduler;
@@ -45,6 +48,11 @@ export function syncNow(disk: SimDisk, wal: Wal): Error | undefined {
   });
   runUntil(disk.scheduler, () => fired);
   return result;
+}
+
+/** The segment files in `storage`, in order (not the manifest or snapshot files). */
+export function segmentsOf(storage: Storage): string[] {
+  return storage.list().filter((name) => segmentSequence(name) !== undefined);
 }
 
 /** Opens the WAL, failing the test with the WAL's own message if it refuses. */

@@ -12,7 +12,8 @@ import type { Storage } from '../../../src/ports/storage.js';
 import { WAL_DEFAULTS, entryDataBytesMax } from '../../../src/runtime/wal/config.js';
 import { scanSegment } from '../../../src/runtime/wal/segment.js';
 import {
-  SMALL_WAL, describeLog, entries, entry, hardState, mustOpen, runUntil, simDisk, syncNow,
+  SMALL_WAL, describeLog, entries, entry, hardState, mustOpen, runUntil, segmentsOf, simDisk,
+  syncNow,
 } from './wal-harness.js';
 
 describe('wal: round trip', () => {
@@ -52,7 +53,7 @@ describe('wal: round trip', () => {
     syncNow(disk, second);
     const third = mustOpen(disk.storage, WAL_DEFAULTS);
     assert.deepEqual(describeLog(third.recovered.entries), describeLog(entries(1, 6, 1)));
-    assert.deepEqual(disk.storage.list(), ['wal-0000000001.log']);
+    assert.deepEqual(segmentsOf(disk.storage), ['wal-0000000001.log']);
   });
 
   test('entries larger together than recordBytesMax are split over several records', () => {
@@ -149,7 +150,7 @@ describe('wal: segments', () => {
       index += 3;
       syncNow(disk, wal);
     }
-    const names = disk.storage.list();
+    const names = segmentsOf(disk.storage);
     assert.ok(names.length >= 4, names.join());
     names.forEach((name, i) => assert.equal(name, `wal-${String(i + 1).padStart(10, '0')}.log`));
     for (const name of names.slice(0, -1)) {
@@ -168,12 +169,12 @@ describe('wal: segments', () => {
     wal.append(entries(1, 1, 5));
     wal.saveHardState(hardState(5, 'n3', 1));
     syncNow(disk, wal);
-    for (let i = 2; disk.storage.list().length < 3; i++) {
+    for (let i = 2; segmentsOf(disk.storage).length < 3; i++) {
       wal.append(entries(i, i, 5, 200));
       syncNow(disk, wal);
     }
     // The first segment opened before any hard state; the later ones carry n3's vote.
-    for (const name of disk.storage.list().slice(1)) {
+    for (const name of segmentsOf(disk.storage).slice(1)) {
       const scan = scanSegment(name, disk.storage.read(name)!, false, SMALL_WAL.recordBytesMax);
       assert.ok(!('code' in scan), name);
       assert.deepEqual(scan.records.slice(0, 2).map((r) => r.record.type),
