@@ -20,8 +20,11 @@ export type CoordErrorCode =
   | 'CONCLAVE_KV_FUTURE_REVISION'
   | 'CONCLAVE_DUPLICATE_STALE'
   | 'CONCLAVE_WAL_CORRUPT'
+  | 'CONCLAVE_WAL_RECORDS_LOST'
   | 'CONCLAVE_STORAGE_IO'
-  | 'CONCLAVE_OVERLOADED';
+  | 'CONCLAVE_OVERLOADED'
+  | 'CONCLAVE_DATA_DIR_FOREIGN'
+  | 'CONCLAVE_DATA_DIR_INSECURE';
 
 /**
  * Whether the operation behind an error may have taken effect: `failed` means definitely not

@@ -3,8 +3,9 @@
  * into the page cache (`writeSync`); `sync` is `fdatasync` on the file, `syncDir` is `fsync` on
  * the directory, both asynchronous so the event loop keeps running while the disk works.
  *
- * The directory is created if missing (with its parents), and the creation is made durable by
- * syncing its parent directory. Names are plain file names inside it (no `/`, not `.` or `..`).
+ * The directory is created if missing (with its parents), private to this user (mode 0700, as
+ * etcd does), and the creation is made durable by syncing its parent directory. Files are
+ * created 0600: a log holds every value written, so nobody else may read it. Names are plain file names inside it (no `/`, not `.` or `..`).
  * Failures are thrown (or passed to the sync callback) as `StorageError`s carrying the operation,
  * the path and the system error code (`ENOSPC`, `EIO`, ...).
  */
@@ -12,6 +13,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { assert } from '../core/assert.js';
 import type { Storage } from '../ports/storage.js';
+
+/** Mode of the directories this creates: owner only. */
+export const DIRECTORY_MODE = 0o700;
+/** Mode of the files this creates: owner read and write only. */
+export const FILE_MODE = 0o600;
 
 export type StorageOperation =
   | 'open' | 'list' | 'read' | 'append' | 'truncate' | 'remove' | 'rename' | 'sync' | 'syncDir'
@@ -172,7 +178,7 @@ export class FileStorage implements Storage {
     if (existing !== undefined) return existing;
     const filePath = this.pathOf(name);
     try {
-      const fd = fs.openSync(filePath, 'a');
+      const fd = fs.openSync(filePath, 'a', FILE_MODE);
       const file: OpenFile = { fd, syncsInFlight: 0, closeWhenIdle: false };
       this.files.set(name, file);
       return file;
@@ -203,18 +209,26 @@ export class FileStorage implements Storage {
 }
 
 function createDurably(directory: string): void {
+  let first: string | undefined;
   try {
-    fs.mkdirSync(directory, { recursive: true });
+    first = fs.mkdirSync(directory, { recursive: true, mode: DIRECTORY_MODE });
   } catch (error) {
     throw StorageError.from('mkdir', directory, error);
   }
-  const parent = path.dirname(directory);
+  // Each directory created survives a crash once its parent is synced: from the first one down.
+  for (let created = directory; first !== undefined; created = path.dirname(created)) {
+    syncDirectorySync(path.dirname(created));
+    if (created === first) break;
+  }
+}
+
+function syncDirectorySync(directory: string): void {
   let fd: number | undefined;
   try {
-    fd = fs.openSync(parent, 'r');
+    fd = fs.openSync(directory, 'r');
     fs.fsyncSync(fd);
   } catch (error) {
-    throw StorageError.from('syncDir', parent, error);
+    throw StorageError.from('syncDir', directory, error);
   } finally {
     if (fd !== undefined) closeQuietly(fd);
   }

@@ -57,7 +57,10 @@ export interface ServerConfig {
    * present a certificate that CA signed). Default: none (plain HTTP, loopback only).
    */
   readonly clientTls?: ClientTlsFiles | undefined;
-  /** Cluster name checked in every peer handshake. Default: 'conclave'. */
+  /**
+   * Cluster name; with the cluster id it is checked in every peer handshake. Default:
+   * 'conclave'. Up to 200 characters.
+   */
   readonly clusterName: string;
   /**
    * Take a snapshot of the store once this many entries were applied since the last one; the
@@ -78,6 +81,15 @@ export interface ServerConfig {
   readonly snapshotCatchUpEntries: number;
   /** Automatic history compaction (`--auto-compaction-mode`, `--auto-compaction-retention`). */
   readonly autoCompaction: AutoCompactionConfig;
+  /**
+   * Makes this cluster's id unique: the id is derived from the cluster name, this token and the
+   * member names (src/server/member-identity.ts), written into each member's data dir at its
+   * first start and checked at every start and in every peer handshake. Give each cluster its
+   * own (`conclave dev` draws a random one), the same on every member and every restart.
+   * Default: '' (then two clusters with the same name and member names share an id, and a data
+   * dir copied between them is not caught). Up to 255 characters.
+   */
+  readonly initialClusterToken: string;
 }
 
 /** PEM files: a certificate, its private key, and the CA that verifies the other side. */
@@ -100,6 +112,7 @@ export const PEER_SECRET_FILE_NAME = 'peer-secret';
 export const SERVER_DEFAULTS = Object.freeze({
   heartbeatMs: 100, electionTimeoutMs: 1000, insecure: false, clusterName: 'conclave',
   snapshotCount: 10_000, snapshotCatchUpEntries: 1_000, autoCompaction: AUTO_COMPACTION_OFF,
+  initialClusterToken: '',
 });
 
 const DURATION_UNITS_MS: Readonly<Record<string, number>> = {
@@ -163,6 +176,12 @@ export function validateServerConfig(config: ServerConfig): ConfigProblem[] {
   if (!(config.heartbeatMs >= 1)) problems.push({ field: 'heartbeatMs', value: config.heartbeatMs, rule: 'must be at least 1 ms' });
   if (!(config.electionTimeoutMs >= 2 * config.heartbeatMs)) {
     problems.push({ field: 'electionTimeoutMs', value: config.electionTimeoutMs, rule: `must be at least 2 × heartbeatMs (${2 * config.heartbeatMs}); about 10 × is usual` });
+  }
+  if (config.clusterName.length === 0 || config.clusterName.length > 200) {
+    problems.push({ field: 'clusterName', value: config.clusterName, rule: 'must be 1 to 200 characters' });
+  }
+  if (config.initialClusterToken.length > 255) {
+    problems.push({ field: 'initialClusterToken', value: config.initialClusterToken, rule: 'must be at most 255 characters' });
   }
   problems.push(...securityProblems(config));
   return problems;

@@ -1,16 +1,17 @@
 /**
  * One member of a Conclave consistent core as a running process: the write-ahead log in its
- * data directory, Raft over TCP to its peers, and the HTTP client API. `startServer` returns once
- * both listeners are up; `stop` closes them and stops Raft (transferring leadership first when
- * the Raft core supports it, so a planned restart costs no election timeout).
+ * data directory, Raft over TCP to its peers, and the HTTP client API. `startServer` opens the
+ * data dir and the log first (a refusal comes before any listener), then listens for peers and
+ * clients, and returns once both listeners are up; when it throws, nothing is left open. `stop`
+ * closes them and stops Raft (transferring leadership first when the Raft core supports it, so
+ * a planned restart costs no election timeout). A fatal error while running (the disk failed:
+ * ENOSPC, EIO) closes the listeners at once, then calls `hooks.onFatal`.
  */
 import {
   createServer, type IncomingMessage, type Server, type ServerResponse,
 } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
-import { join } from 'node:path';
-import { FileStorage } from '../adapters/file-storage.js';
 import { RAFT_MESSAGE_VALIDATOR } from '../adapters/message-validators.js';
 import { formatPeerAddress, type PeerAddress } from '../adapters/peer-address.js';
 import { SystemClock } from '../adapters/system-clock.js';
@@ -32,6 +33,7 @@ import {
 import type { EventFeed } from './event-feed.js';
 import { createHttpApi } from './http-api.js';
 import { LeaseStreamHub } from './lease-stream.js';
+import { openMemberData } from './member-data.js';
 import { ServerMetrics } from './metrics.js';
 import { clientTlsOptionsOf, peerAuthenticationOf } from './peer-credentials.js';
 import { measurePeerRoundTrips } from './peer-rtt.js';
@@ -80,8 +82,22 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+export interface ServerHooks {
+  /**
+   * Something served beside the client API on the same port (`conclave server` gives it the
+   * dashboard, `dashboardAddOn`). Default: none.
+   */
+  readonly addOn?: (context: ServerAddOnContext) => ServerAddOn;
+  /**
+   * Called once when the member stops on a fatal error while running (a storage failure such
+   * as ENOSPC or EIO: it cannot know what reached the disk), after its listeners are closed.
+   * `conclave server` exits non-zero, so a supervisor restarts it or alerts.
+   */
+  readonly onFatal?: (error: Error) => void;
+}
+
 export async function startServer(config: ServerConfig, logger: Logger,
-  addOn?: (context: ServerAddOnContext) => ServerAddOn): Promise<RunningServer> {
+  hooks: ServerHooks = {}): Promise<RunningServer> {
   const problems = validateServerConfig(config);
   if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
   const clock = new SystemClock();
@@ -94,15 +110,31 @@ export async function startServer(config: ServerConfig, logger: Logger,
     logger.warn({}, 'peer authentication is off (--insecure): anyone who can reach the peer ' +
       'port can join this cluster and forge messages (docs/security.md)');
   }
+  // Then the data dir and the log: a refused one (foreign, damaged, lost records) costs no listener.
+  const data = await openMemberData({
+    dataDir: config.dataDir, name: config.name, clusterName: config.clusterName,
+    initialClusterToken: config.initialClusterToken, members: [...config.cluster.keys()],
+    insecure: config.insecure,
+  });
+  for (const repair of data.repairs) {
+    logger.warn({ file: repair.file, offsetBytes: repair.offsetBytes, reason: repair.reason },
+      `wal repaired: ${repair.action}`);
+  }
+  const { clusterId } = data.identity;
+  if (data.bootstrapped) logger.info({ clusterId, dataDir: data.directory }, 'new member');
   const transport = await TcpTransport.listen<RaftMessage>({
     localId: config.name,
     listen: { host: config.peerAddress.host, port: config.peerAddress.port },
     peers: new Map([...config.cluster].filter(([id]) => id !== config.name)),
     validate: RAFT_MESSAGE_VALIDATOR,
     random,
-    config: { clusterName: config.clusterName, frameBytesMax: PEER_FRAME_BYTES_MAX },
+    // Peers of another cluster (another id) are refused in the handshake.
+    config: { clusterName: `${config.clusterName}/${clusterId}`, frameBytesMax: PEER_FRAME_BYTES_MAX },
     logger: logger.child({ component: 'peer-transport' }),
     authentication,
+  }).catch(async (error: unknown) => {
+    await data.close();
+    throw error;
   });
   let watches: WatchHub | undefined;
   let feed: EventFeed | undefined;
@@ -110,7 +142,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
   // Rejected peer messages: counted in /metrics, logged at most a few lines a second.
   const rejections = new RejectionLog({ clock, timer: clock,
     logger: logger.child({ component: 'raft' }) });
-  const core = ConsistentCore.open({
+  const core = closingOnThrow(() => ConsistentCore.open({
     id: config.name,
     voters: [...config.cluster.keys()],
     raft: raftTuning(config),
@@ -128,8 +160,8 @@ export async function startServer(config: ServerConfig, logger: Logger,
       metrics.peerRoundTrip.observe(ms / 1000);
       feed?.onPeerRoundTrip(peer, ms);
     }),
-    storage: new FileStorage(join(config.dataDir, 'wal')),
-    snapshotStorage: new FileStorage(join(config.dataDir, 'snap')),
+    // Opened before any listener (member-data.ts), with its snapshots in <data-dir>/snap.
+    storage: data.walStorage, wal: data.wal,
     onSnapshot: (event) => metrics.countSnapshot(event.kind, event.sizeBytes),
     onApplied: () => watches?.notify(),
     onRaftEvent: (event) => {
@@ -156,7 +188,14 @@ export async function startServer(config: ServerConfig, logger: Logger,
       feed?.onWalSync(ms);
     },
     onProposal: (outcome) => metrics.countProposal(outcome),
-    onFatal: () => process.exitCode = 1,
+    // Fires from a storage callback, so after everything below up to `listen` is set up.
+    onFatal: (error) => void closeListeners().finally(() => {
+      hooks.onFatal?.(error);
+      void data.close();
+    }),
+  }), () => {
+    transport.close();
+    void data.close();
   });
   watches = new WatchHub(core);
   // Quiet watch streams get a progress line every 10 s, so clients can tell silence from a dead link.
@@ -183,7 +222,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
       transport.metrics().invalidMessages),
     status: () => statusOf(core, config, clientUrlOf),
   });
-  const extra = addOn?.({ core, feed, config, logger, clientUrls: clientUrlsOf(config, clientUrlOf),
+  const extra = hooks.addOn?.({ core, feed, config, logger, clientUrls: clientUrlsOf(config, clientUrlOf),
     peerClientTls: authentication.kind !== 'tls' ? undefined
       : { ca: authentication.ca, cert: authentication.cert, key: authentication.key } });
   const handler = timedRequests(feed, clock, (req, res) => {
@@ -196,7 +235,30 @@ export async function startServer(config: ServerConfig, logger: Logger,
     if (extra?.handleUpgrade(req, socket, head) === true) return;
     if (leaseStreams?.handleUpgrade(req, socket, head) !== true) socket.destroy();
   });
-  await listen(http, config.clientAddress);
+  let closing: Promise<void> | undefined;
+  // Idempotent, and quick (no leadership transfer, no wait on the disk): for a member that
+  // cannot go on, or could not start. The data dir is closed after it.
+  function closeListeners(): Promise<void> {
+    closing ??= (async () => {
+      clearInterval(progressTimer);
+      feedTimers.stop();
+      extra?.close();
+      watches?.closeAll();
+      leaseStreams?.closeAll('server stopping');
+      core.stop();
+      rejections.stop();
+      transport.close();
+      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeAllConnections();
+      await closed;
+    })();
+    return closing;
+  }
+  await listen(http, config.clientAddress).catch(async (error: unknown) => {
+    await closeListeners();
+    await data.close();
+    throw error;
+  });
   const clientUrl = `${scheme}://${formatPeerAddress(config.clientAddress)}`;
   logger.info({ clientUrl, peer: formatPeerAddress(config.peerAddress),
     peerAuthentication: authentication.kind }, 'conclave server started');
@@ -211,11 +273,19 @@ export async function startServer(config: ServerConfig, logger: Logger,
       const successor = await core.shutdown();
       rejections.stop();
       if (successor !== undefined) logger.info({ successor }, 'leadership handed over before stopping');
-      transport.close();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-      http.closeAllConnections();
+      await closeListeners();
+      await data.close();
     },
   };
+}
+
+function closingOnThrow<T>(make: () => T, close: () => void): T {
+  try {
+    return make();
+  } catch (error) {
+    close();
+    throw error;
+  }
 }
 
 function raftTuning(config: ServerConfig): RaftTuning {
@@ -228,6 +298,8 @@ function raftTuning(config: ServerConfig): RaftTuning {
 }
 
 function statusOf(core: ConsistentCore, config: ServerConfig, clientUrlOf: (id: NodeId) => string | undefined): unknown {
+  // A stopped member has no role: saying "leader" after a fatal error would be a lie (503).
+  if (core.runtime.isStopped) throw new CoordError('CONCLAVE_UNAVAILABLE', `member ${core.id} is stopped`);
   const status = core.status();
   const progress = new Map(status.progress.map((p) => [p.id, p]));
   return {

@@ -74,7 +74,8 @@ describe('server: lease endpoints', () => {
         peerAddress: peers.get(name) as PeerAddress,
         clientAddress: clients.get(name) as PeerAddress,
         cluster: peers, clientAddresses: clients, heartbeatMs: 30, electionTimeoutMs: 300,
-        insecure: false, clusterName: 'lease-http-test', peerSecretFile: join(dir, 'peer-secret'),
+        insecure: false, clusterName: 'lease-http-test', initialClusterToken: '',
+        peerSecretFile: join(dir, 'peer-secret'),
         snapshotCount: SERVER_DEFAULTS.snapshotCount,
         snapshotCatchUpEntries: SERVER_DEFAULTS.snapshotCatchUpEntries,
         autoCompaction: SERVER_DEFAULTS.autoCompaction };

@@ -34,7 +34,8 @@ function config(overrides: Partial<ServerConfig> = {}, size = 3): ServerConfig {
   return { name: nodeId('n1'), dataDir: join(dir, 'data'), peerAddress: at('127.0.0.1', 7001),
     clientAddress: at('127.0.0.1', 8001), cluster, clientAddresses: new Map(),
     heartbeatMs: SERVER_DEFAULTS.heartbeatMs, electionTimeoutMs: SERVER_DEFAULTS.electionTimeoutMs,
-    insecure: false, clusterName: 'test', peerSecretFile: join(dir, 'shared-secret'),
+    insecure: false, clusterName: 'test', initialClusterToken: '',
+    peerSecretFile: join(dir, 'shared-secret'),
     snapshotCount: SERVER_DEFAULTS.snapshotCount,
     snapshotCatchUpEntries: SERVER_DEFAULTS.snapshotCatchUpEntries,
     autoCompaction: SERVER_DEFAULTS.autoCompaction, ...overrides };

@@ -9,7 +9,8 @@
  * for the next run): mutual TLS between members, and HTTPS on the client ports.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { dirname, join, resolve } from 'node:path';
@@ -69,10 +70,11 @@ async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number>
   const clientUrls = members.map((m) => `${m.name}=127.0.0.1:${m.clientPort}`).join(',');
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const security = opts['tls'] === true ? devCertificates(dataDir, members) : devSecret(dataDir);
+  const token = clusterToken(dataDir);
   let stopping = false;
   for (const member of members) {
     member.child = spawnMember(member, dataDir, [
-      '--cluster', cluster, '--client-urls', clientUrls,
+      '--cluster', cluster, '--client-urls', clientUrls, '--initial-cluster-token', token,
       '--heartbeat-ms', String(opts['heartbeatMs']),
       '--election-timeout-ms', String(opts['electionTimeoutMs']),
       ...security.serverArgs(member.name)]);
@@ -161,6 +163,19 @@ function devCertificates(dataDir: string, members: readonly Member[]): DevSecuri
         '--client-cert', files.certFile, '--client-key', files.keyFile];
     },
   };
+}
+
+/**
+ * This dev cluster's `--initial-cluster-token`: drawn at random when its data dir is new and
+ * kept in `cluster-token` beside the members' dirs, so a restart finds the same cluster id and
+ * a member's dir copied from another dev cluster is refused.
+ */
+function clusterToken(dataDir: string): string {
+  const file = join(dataDir, 'cluster-token');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const token = `dev-${randomBytes(8).toString('hex')}`;
+  writeFileSync(file, `${token}\n`, { mode: 0o600, flag: 'wx' });
+  return token;
 }
 
 /** Polls every member's /v1/status until one is leader and a majority agree on it. */

@@ -1,6 +1,10 @@
 /**
  * `conclave server`: runs one member of a consistent core until SIGTERM or SIGINT, then stops
  * cleanly (listeners closed, Raft stopped; leadership is handed over first when supported).
+ * Fatal means exit: a refusal at start (a foreign or damaged data dir, a port in use, EACCES,
+ * ENOSPC) prints one line and exits 1 with nothing left listening; a fatal error while running
+ * (the disk failed) closes the listeners, prints one line and exits 1, so that a supervisor
+ * restarts the member or alerts.
  */
 import { Command, Option } from 'commander';
 import { createPinoLogger, type LogLevel } from '../../adapters/pino-logger.js';
@@ -8,9 +12,9 @@ import { parsePeerAddress, type PeerAddress } from '../../adapters/peer-address.
 import type { ConfigProblem } from '../../core/config.js';
 import { formatConfigProblems } from '../../core/config.js';
 import { nodeId } from '../../core/ids.js';
-import { ConfigInvalidError } from '../../errors.js';
+import { ConfigInvalidError, CoordError } from '../../errors.js';
 import { dashboardAddOn } from '../../dashboard/index.js';
-import { startServer } from '../../server/server.js';
+import { startServer, type RunningServer } from '../../server/server.js';
 import {
   parseMemberList, parseRetention, SERVER_DEFAULTS, type ClientTlsFiles, type ServerConfig,
   type TlsFiles,
@@ -31,6 +35,9 @@ export function serverCommand(io: CliIo): Command {
     .option('--heartbeat-ms <ms>', 'leader heartbeat interval', integerIn(1, 60_000), SERVER_DEFAULTS.heartbeatMs)
     .option('--election-timeout-ms <ms>', 'election timeout (each member draws from [T, 2T))', integerIn(2, 600_000), SERVER_DEFAULTS.electionTimeoutMs)
     .option('--cluster-name <name>', 'checked in every peer handshake', SERVER_DEFAULTS.clusterName)
+    .option('--initial-cluster-token <token>', 'makes the cluster id unique (written into the ' +
+      'data dir, checked at every start and by peers): the same on every member and restart, ' +
+      'another for every cluster', SERVER_DEFAULTS.initialClusterToken)
     .option('--peer-cert <file>', 'this member\'s certificate (PEM) for mutual TLS between ' +
       'peers; it must name this member (conclave certs member NAME)')
     .option('--peer-key <file>', 'the private key of --peer-cert (PEM)')
@@ -41,8 +48,8 @@ export function serverCommand(io: CliIo): Command {
     .option('--client-cert <file>', 'serve clients over HTTPS with this certificate (PEM)')
     .option('--client-key <file>', 'the private key of --client-cert (PEM)')
     .option('--client-ca <file>', 'require client certificates signed by this CA (PEM)')
-    .option('--insecure', 'allow non-loopback listeners without TLS, and peers without any ' +
-      'authentication (docs/security.md)', false)
+    .option('--insecure', 'allow non-loopback listeners without TLS, peers without any ' +
+      'authentication, and a data dir more open than 0700 (docs/security.md)', false)
     .option('--snapshot-count <entries>', 'snapshot the store every this many applied entries '
       + 'and drop the log before it (etcd\'s flag; 0: never; docs/operations.md)',
     integerIn(0, 100_000_000), SERVER_DEFAULTS.snapshotCount)
@@ -59,7 +66,15 @@ export function serverCommand(io: CliIo): Command {
     .action(async (opts: Record<string, unknown>) => {
       const config = serverConfigFrom(opts);
       const logger = createPinoLogger({ member: config.name }, opts['logLevel'] as LogLevel);
-      const server = await startServer(config, logger, dashboardAddOn);
+      const server = await startServer(config, logger, {
+        addOn: dashboardAddOn,
+        onFatal: (error) => exitFatally(io, `conclave server ${config.name}: stopped: ${error.message}`),
+      }).catch((error: unknown): RunningServer => {
+        // A bad configuration is a usage error (exit 2, printed by the caller); anything else
+        // is a refusal: nothing is left listening, so say why and exit now.
+        if (error instanceof CoordError && error.code === 'CONCLAVE_CONFIG_INVALID') throw error;
+        exitFatally(io, `conclave: ${error instanceof Error ? error.message : String(error)}`);
+      });
       const peerScheme = config.peerTls === undefined ? 'tcp' : 'tls';
       io.out(`conclave server ${server.id}: clients ${server.clientUrl}, ` +
         `peers ${peerScheme}://${opts['peerAddr'] as string}, dashboard ${server.clientUrl}/ui/`);
@@ -72,6 +87,15 @@ export function serverCommand(io: CliIo): Command {
         process.once('SIGINT', () => stop('SIGINT'));
       });
     });
+}
+
+/**
+ * The end of a member that cannot go on (its listeners are closed by then): one line on
+ * stderr, exit 1 at once, whatever handle is left (a supervisor restarts it or alerts).
+ */
+function exitFatally(io: CliIo, line: string): never {
+  io.err(line);
+  process.exit(1);
 }
 
 function serverConfigFrom(opts: Record<string, unknown>): ServerConfig {
@@ -95,6 +119,7 @@ function serverConfigFrom(opts: Record<string, unknown>): ServerConfig {
     electionTimeoutMs: opts['electionTimeoutMs'] as number,
     insecure: opts['insecure'] === true,
     clusterName: String(opts['clusterName']),
+    initialClusterToken: String(opts['initialClusterToken']),
     peerTls: tlsFiles(problems, '--peer', opts['peerCert'], opts['peerKey'], opts['peerCa'],
       true) as TlsFiles | undefined,
     peerSecretFile: opts['peerSecretFile'] === undefined ? undefined

@@ -45,7 +45,7 @@ import {
   AUTO_COMPACTION_OFF, AutoCompactor, validateAutoCompactionConfig, type AutoCompactionConfig,
 } from './auto-compaction.js';
 import { kvSnapshotSteps, restoreKvSnapshot } from './kv-snapshots.js';
-import { openWal, WAL_DEFAULTS, type WalConfig } from '../wal/index.js';
+import { openWal, WAL_DEFAULTS, type Wal, type WalConfig } from '../wal/index.js';
 import { ConfigInvalidError, CoordError } from '../../errors.js';
 import { formatConfigProblems } from '../../core/config.js';
 
@@ -72,8 +72,17 @@ export interface ConsistentCoreComponents {
   readonly transport: Transport<RaftMessage>;
   /** The WAL directory. */
   readonly storage: Storage;
-  /** The snapshot directory. Default: `storage` (the server uses `<data-dir>/snap`). */
+  /**
+   * The snapshot directory. Default: `storage` (the server uses `<data-dir>/snap`). Ignored
+   * when `wal` is given (it was opened with its own).
+   */
   readonly snapshotStorage?: Storage;
+  /**
+   * The write-ahead log over `storage`, already opened: the server opens it before any
+   * listener, so a damaged log is refused before the member is reachable. Opened here (and
+   * its repairs logged) when absent.
+   */
+  readonly wal?: Wal;
   readonly random: Random;
   readonly logger: Logger;
   /**
@@ -171,13 +180,16 @@ export class ConsistentCore {
       compactRevision: () => this.store.compactRevision,
       compact: (revision, done) => this.autoCompact(revision, done),
     });
-    const opened = openWal(c.storage, options.wal ?? WAL_DEFAULTS, {
-      ...(c.snapshotStorage === undefined ? {} : { snapshotStorage: c.snapshotStorage }),
-      // Snapshot files are written a piece per turn; a stopped core writes no more of them.
-      yieldTurn: (next) => {
-        if (!this.stopped) c.timer.setTimer(runtimeConfig.snapshotStepIntervalMs, next);
-      },
-    });
+    // Snapshot files are written a piece per turn; a stopped core writes no more of them.
+    const yieldTurn = (next: () => void): void => {
+      if (!this.stopped) c.timer.setTimer(runtimeConfig.snapshotStepIntervalMs, next);
+    };
+    c.wal?.setYieldTurn(yieldTurn);
+    const opened = c.wal !== undefined ? { wal: c.wal, repairs: [] }
+      : openWal(c.storage, options.wal ?? WAL_DEFAULTS, {
+        ...(c.snapshotStorage === undefined ? {} : { snapshotStorage: c.snapshotStorage }),
+        yieldTurn,
+      });
     if ('error' in opened) {
       throw new CoordError('CONCLAVE_STORAGE_CORRUPT', opened.error.message);
     }

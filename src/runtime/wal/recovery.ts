@@ -380,13 +380,14 @@ class Replay {
 }
 
 /**
- * Whether `storage` holds anything of a log: a segment, a snapshot file, or a manifest that
- * claims synced records. A data dir checks this before it starts a new log in `storage`.
+ * Whether `storage` holds anything of a log: a segment, a snapshot file (in `snapshotStorage`,
+ * by default the same directory), or a manifest that claims synced records. A data dir checks
+ * this before it starts a new log in `storage`.
  */
-export function walHoldsRecords(storage: Storage): boolean {
+export function walHoldsRecords(storage: Storage, snapshotStorage: Storage = storage): boolean {
   const files = storage.list();
   if (files.some((name) => segmentSequence(name) !== undefined)) return true;
-  const snapshots = scanSnapshots(storage);
+  const snapshots = scanSnapshots(snapshotStorage);
   if (snapshots.valid.length > 0 || snapshots.damaged.length > 0) return true;
   const { claim } = readManifest(storage.read(MANIFEST_FILE));
   return claim !== undefined && claimExceeds(claim, NO_CLAIM);

@@ -141,15 +141,17 @@ export class Wal implements SnapshotRaftStorage {
   };
 
   private readonly snapshotStorage: Storage;
+  private yieldTurn: YieldTurn | undefined;
 
   /** Use `openWal`, which recovers first. */
   constructor(
     private readonly storage: Storage,
     private readonly config: WalConfig,
     recovered: RecoveredWal,
-    private readonly snapshotOptions: WalSnapshotOptions = {},
+    snapshotOptions: WalSnapshotOptions = {},
   ) {
     this.snapshotStorage = snapshotOptions.snapshotStorage ?? storage;
+    this.yieldTurn = snapshotOptions.yieldTurn;
     this.recovered = recovered.state;
     const { entries, snapshot } = recovered.state;
     this.lastIndexStaged = this.lastIndexWritten =
@@ -175,6 +177,14 @@ export class Wal implements SnapshotRaftStorage {
       this.failure = error instanceof Error ? error : new Error(String(error));
     }
     this.manifestBytes = MANIFEST_CLAIM_BYTES;
+  }
+
+  /**
+   * How later snapshot files share the event loop (`WalSnapshotOptions.yieldTurn`): for an owner
+   * that gets the WAL already opened (the server opens it before its listeners).
+   */
+  setYieldTurn(yieldTurn: YieldTurn | undefined): void {
+    this.yieldTurn = yieldTurn;
   }
 
   lastIndex(): LogIndex {
@@ -250,7 +260,7 @@ export class Wal implements SnapshotRaftStorage {
       this.counters.snapshotsWritten++;
       this.compact();
       done();
-    }, this.snapshotOptions.yieldTurn);
+    }, this.yieldTurn);
   }
 
   /**
