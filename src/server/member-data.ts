@@ -52,7 +52,7 @@ export interface MemberData {
   readonly repairs: readonly WalRepair[];
   /** This start created the identity: a new member. */
   readonly bootstrapped: boolean;
-  /** Waits for the WAL's last batch, then releases every file descriptor. */
+  /** Waits for the WAL's last batch, then releases every file descriptor. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -74,10 +74,11 @@ export async function openMemberData(options: MemberDataOptions): Promise<Member
       await syncOf(wal); // The manifest is durable before the identity says the dir is set up.
       await writeIdentity(dir.root, expected);
     }
+    let closed: Promise<void> | undefined;
     return {
       directory: dir.directory, identity: expected, wal, walStorage, snapStorage,
       repairs: opened.repairs, bootstrapped: stored === undefined,
-      close: () => closeAll(dir.root, [walStorage, snapStorage], wal),
+      close: () => (closed ??= closeAll(dir.root, [walStorage, snapStorage], wal)),
     };
   } catch (error) {
     await closeAll(dir.root, [walStorage, snapStorage], wal);

@@ -19,8 +19,6 @@
  * await node.stop();
  * ```
  */
-import { join } from 'node:path';
-import { FileStorage } from '../adapters/file-storage.js';
 import { RAFT_MESSAGE_VALIDATOR } from '../adapters/message-validators.js';
 import { parsePeerAddress, type PeerAddress } from '../adapters/peer-address.js';
 import { SystemClock } from '../adapters/system-clock.js';
@@ -28,15 +26,27 @@ import { SystemRandom } from '../adapters/system-random.js';
 import { TcpTransport } from '../adapters/tcp-transport.js';
 import { nodeId, type NodeId } from '../core/ids.js';
 import { RAFT_DEFAULTS_LAN, type RaftEvent, type RaftMessage, type RaftStatus, type RaftTuning } from '../core/raft/index.js';
-import { ConfigInvalidError, CoordError } from '../errors.js';
+import { ConfigInvalidError } from '../errors.js';
 import { SILENT_LOGGER, type Logger } from '../ports/logger.js';
 import { RaftRuntime, type ProposalOutcome, type StateMachine } from '../runtime/raft/raft-runtime.js';
-import { openWal } from '../runtime/wal/index.js';
+import { openMemberData } from './member-data.js';
 
 export interface StartNodeOptions<R> {
   readonly id: NodeId;
-  /** Directory of the write-ahead log (created if missing). */
+  /**
+   * This node's data dir (created 0700 if missing; refused when group or others can enter it,
+   * unless `dataDirInsecure`). It holds the node's identity (cluster id and node id, checked
+   * at every start: another cluster's or another node's data dir is refused) and its
+   * write-ahead log, as `conclave server`'s does (docs/security.md).
+   */
   readonly dataDir: string;
+  /** Accept a data dir more open than 0700. Default: false. */
+  readonly dataDirInsecure?: boolean;
+  /**
+   * Makes the cluster id unique (derived from `clusterName`, this token and the peer ids): the
+   * same on every node and every start, another for every cluster. Default: ''.
+   */
+  readonly clusterToken?: string;
   /** host:port this node listens on for its peers. */
   readonly listen: string;
   /** Every member (this one included): id → host:port. */
@@ -48,6 +58,12 @@ export interface StartNodeOptions<R> {
   readonly clusterName?: string;
   readonly logger?: Logger;
   readonly onEvent?: (event: RaftEvent) => void;
+  /**
+   * Called once if the node stops on a storage failure (ENOSPC, EIO: it cannot know what
+   * reached the disk). The node is dead from then on (proposals fail): stop it and exit, or
+   * alert, as `conclave server` does (it exits 1).
+   */
+  readonly onFatal?: (error: Error) => void;
 }
 
 export interface EmbeddedNode<R> {
@@ -66,19 +82,23 @@ export async function startNode<R>(options: StartNodeOptions<R>): Promise<Embedd
   const clock = new SystemClock();
   const random = new SystemRandom();
   const logger = options.logger ?? SILENT_LOGGER;
+  const clusterName = options.clusterName ?? 'conclave-embedded';
+  // The data dir and its log first: a refused one costs no listener.
+  const data = await openMemberData({ dataDir: options.dataDir, name: options.id, clusterName,
+    initialClusterToken: options.clusterToken ?? '', members: [...peers.keys()],
+    insecure: options.dataDirInsecure ?? false });
   const transport = await TcpTransport.listen<RaftMessage>({
     localId: options.id, listen, validate: RAFT_MESSAGE_VALIDATOR, random, logger,
     peers: new Map([...peers].filter(([id]) => id !== options.id)),
-    config: { clusterName: options.clusterName ?? 'conclave-embedded', frameBytesMax: 4 * 1024 * 1024 },
+    config: { clusterName: `${clusterName}/${data.identity.clusterId}`, frameBytesMax: 4 * 1024 * 1024 },
+  }).catch(async (error: unknown) => {
+    await data.close();
+    throw error;
   });
-  const opened = openWal(new FileStorage(join(options.dataDir, 'wal')));
-  if ('error' in opened) {
-    transport.close();
-    throw new CoordError('CONCLAVE_STORAGE_CORRUPT', opened.error.message);
-  }
   const runtime = new RaftRuntime<R>({ ...RAFT_DEFAULTS_LAN, ...options.raft, id: options.id, voters: [...peers.keys()] }, {
-    clock, timer: clock, transport, random, storage: opened.wal, stateMachine: options.stateMachine,
+    clock, timer: clock, transport, random, storage: data.wal, stateMachine: options.stateMachine,
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
+    ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
   });
   return {
     id: options.id,
@@ -87,6 +107,7 @@ export async function startNode<R>(options: StartNodeOptions<R>): Promise<Embedd
     stop: async () => {
       runtime.stop();
       transport.close();
+      await data.close();
     },
   };
 }

@@ -40,9 +40,11 @@ export interface SegmentScan {
  * real disk), never an intact record after a damaged one. Anything else is corruption.
  *
  * Known limits, both inherent to telling a torn write from damage by looking at the bytes:
- * - Damage to the very last record of the log reads as a torn write, so that record is dropped
- *   even if it had been synced. Any damage before it (every byte, including length fields) is
- *   caught, because intact records follow it.
+ * - Damage to the very last record of the log reads as a torn write here. Recovery then checks
+ *   the manifest (manifest.ts): when it claims those bytes were synced, the log refuses to
+ *   open. Only a claim lost with a power loss (they are not synced on their own) leaves the
+ *   last batches before it unprotected. Any damage before the last record (every byte,
+ *   including length fields) is caught here, because intact records follow it.
  * - The search for a following intact record tries every byte offset, so entry data that itself
  *   holds a byte-exact, checksummed record, cut by a crash, reads as corruption: the log refuses
  *   to open (it never loses data). Only crafted data can do that.

@@ -44,8 +44,8 @@ export interface WalError {
 
 const ADVICE =
   'Refusing to start, so that no acknowledged write is silently lost. Restore this data ' +
-  'directory from a backup, or replace this member (remove it from the cluster and add a new ' +
-  'one with an empty data directory); do not delete files by hand.';
+  'directory from a backup, or replace this member (docs/raft.md, "A member that lost data"); ' +
+  'do not delete files by hand.';
 
 export function walError(
   kind: WalErrorKind,
