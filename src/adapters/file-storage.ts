@@ -5,7 +5,8 @@
  *
  * The directory is created if missing (with its parents), private to this user (mode 0700, as
  * etcd does), and the creation is made durable by syncing its parent directory. Files are
- * created 0600: a log holds every value written, so nobody else may read it. Names are plain file names inside it (no `/`, not `.` or `..`).
+ * created 0600: a log holds every value written, so nobody else may read it. Names are plain
+ * file names inside it (no `/`, not `.` or `..`).
  * Failures are thrown (or passed to the sync callback) as `StorageError`s carrying the operation,
  * the path and the system error code (`ENOSPC`, `EIO`, ...).
  */

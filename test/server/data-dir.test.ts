@@ -58,7 +58,9 @@ async function refused(t: TestContext, what: string, member: MemberSpec): Promis
   return exit;
 }
 
-describe('server: data dir (real processes)', { skip: BUILT ? false : 'dist/ not built' }, () => {
+// The probes are independent processes on their own copies: run a few at once (wall time).
+describe('server: data dir (real processes)', { skip: BUILT ? false : 'dist/ not built',
+  concurrency: 3 }, () => {
   const token = 'data-dir-test-a';
   let intact = '';
 
@@ -114,14 +116,14 @@ describe('server: data dir (real processes)', { skip: BUILT ? false : 'dist/ not
       ['zeroed', (segment) => writeFileSync(segment, new Uint8Array(size))],
       ['cut by 100 bytes', (segment) => truncateSync(segment, size - 100)],
     ];
-    for (const [what, damage] of damages) {
+    await Promise.all(damages.map(async ([what, damage]) => {
       const dir = copyOf(intact);
       damage(join(dir, 'wal', SEGMENT));
       const exit = await refused(t, `last segment ${what}`, await spec('n1', dir,
         { extraArgs: ['--initial-cluster-token', token] }));
       assert.match(exit.line!, new RegExp(`^conclave: write-ahead log lost synced records: ` +
         `${SEGMENT}: `), what);
-    }
+    }));
   });
 
   test('a record corrupted in the middle of the log is refused, naming file and offset',

@@ -72,8 +72,9 @@ function report(t: TestContext, what: string, exit: MemberExit): void {
     `to exit (${exit.spawnToExitMs.toFixed(0)} ms from spawn): ${exit.line}`);
 }
 
-describe('server: fatal means exit (real processes)', { skip: BUILT ? false : 'dist/ not built' },
-  () => {
+// Independent processes, ports and dirs: a few at once (wall time).
+describe('server: fatal means exit (real processes)',
+  { skip: BUILT ? false : 'dist/ not built', concurrency: 3 }, () => {
     test('a peer port in use: exit 1 naming it, the client port never opened', async (t) => {
       const spec = await memberSpec('n1');
       await holdPort(spec.peerPort);
@@ -145,9 +146,13 @@ describe('server: fatal means exit (real processes)', { skip: BUILT ? false : 'd
       const second = new MemberProcess({ ...b, cluster,
         extraArgs: ['--initial-cluster-token', 'cluster-b'] });
       const deadline = performance.now() + LEADER_DEADLINE_MS;
-      const refusal = /hello refused: cluster name mismatch: node n[12] is in cluster \\"conclave\/[0-9a-f]{16}\\", node n[12] in \\"conclave\/[0-9a-f]{16}\\"/;
+      // In pino's JSON the quotes around each name are escaped.
+      const quoted = String.raw`\\"conclave/[0-9a-f]{16}\\"`;
+      const refusal = new RegExp(`hello refused: cluster name mismatch: node n[12] is in ` +
+        `cluster ${quoted}, node n[12] in ${quoted}`);
       while (!refusal.test(first.stderr + second.stderr)) {
-        assert.ok(performance.now() < deadline, `no refusal logged: ${first.stderr} ${second.stderr}`);
+        assert.ok(performance.now() < deadline,
+          `no refusal logged: ${first.stderr} ${second.stderr}`);
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
       await Promise.all([first.kill9(), second.kill9()]);

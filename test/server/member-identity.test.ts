@@ -33,7 +33,8 @@ describe('server: member identity', () => {
     const identity = expectedIdentity(nodeId('n2'), inputs);
     const bytes = encodeIdentity(identity);
     const text = new TextDecoder().decode(bytes);
-    assert.match(text, /^\{"format":1,"clusterId":"[0-9a-f]{16}","member":"n2",.*"checksum":"[0-9a-f]{8}"\}\n$/);
+    assert.match(text,
+      /^\{"format":1,"clusterId":"[0-9a-f]{16}","member":"n2",.*"checksum":"[0-9a-f]{8}"\}\n$/);
     assert.deepEqual(decodeIdentity(bytes), identity);
   });
 

@@ -1,7 +1,8 @@
 /**
  * The write-ahead log's configuration: how big a segment file grows, how big one record may
- * be, and how big the manifest grows before it is rewritten. All bound memory: recovery reads a whole segment at once, and never allocates for a
- * record longer than `recordBytesMax`, whatever length a damaged file claims.
+ * be, and how big the manifest grows before it is rewritten. All bound memory: recovery reads
+ * a whole segment (and the manifest) at once, and never allocates for a record longer than
+ * `recordBytesMax`, whatever length a damaged file claims.
  */
 import type { ConfigProblem } from '../../core/config.js';
 import { ENTRIES_HEADER_BYTES, ENTRY_HEADER_BYTES, RECORD_HEADER_BYTES } from './record.js';

@@ -180,7 +180,8 @@ describe('wal: manifest: what it does not refuse', () => {
     assert.equal(refusal(without(filesOf(disk), last)).kind, 'records-lost');
   });
 
-  test('walHoldsRecords: not for an empty disk or a fresh manifest, yes once a batch synced', () => {
+  test('walHoldsRecords: not for an empty disk or a fresh manifest; yes once a batch synced',
+    () => {
     const disk = simDisk(10);
     assert.equal(walHoldsRecords(disk.storage), false);
     const wal = mustOpen(disk.storage, SMALL_WAL);
