@@ -103,19 +103,21 @@ export async function startServer(config: ServerConfig, logger: Logger,
   const clock = new SystemClock();
   const random = new SystemRandom();
   const metrics = new ServerMetrics();
-  // Every credential is read before anything listens: a bad file stops the start, clearly.
-  const authentication = peerAuthenticationOf(config);
-  const clientTls = clientTlsOptionsOf(config);
-  if (authentication.kind === 'none' && config.cluster.size > 1) {
-    logger.warn({}, 'peer authentication is off (--insecure): anyone who can reach the peer ' +
-      'port can join this cluster and forge messages (docs/security.md)');
-  }
-  // Then the data dir and the log: a refused one (foreign, damaged, lost records) costs no listener.
+  // The data dir and the log first: a refused one (foreign, damaged, lost records, out of
+  // reach) costs no listener, and its reason comes before that of the secret it may hold.
   const data = await openMemberData({
     dataDir: config.dataDir, name: config.name, clusterName: config.clusterName,
     initialClusterToken: config.initialClusterToken, members: [...config.cluster.keys()],
     insecure: config.insecure,
   });
+  // Then every credential, before anything listens: a bad file stops the start, clearly.
+  const { authentication, clientTls } = closingOnThrow(() => ({
+    authentication: peerAuthenticationOf(config), clientTls: clientTlsOptionsOf(config),
+  }), () => void data.close());
+  if (authentication.kind === 'none' && config.cluster.size > 1) {
+    logger.warn({}, 'peer authentication is off (--insecure): anyone who can reach the peer ' +
+      'port can join this cluster and forge messages (docs/security.md)');
+  }
   for (const repair of data.repairs) {
     logger.warn({ file: repair.file, offsetBytes: repair.offsetBytes, reason: repair.reason },
       `wal repaired: ${repair.action}`);

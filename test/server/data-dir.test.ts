@@ -155,8 +155,9 @@ describe('server: data dir (real processes)', { skip: BUILT ? false : 'dist/ not
     const dir = join(scratch, 'two-n1');
     const ports = { n1: await freePort(), n2: await freePort() };
     const cluster = `n1=127.0.0.1:${ports.n1},n2=127.0.0.1:${ports.n2}`;
+    const extraArgs = ['--peer-secret-file', join(scratch, 'two-peer-secret')];
     const first = new MemberProcess({ name: 'n1', dataDir: dir, peerPort: ports.n1,
-      clientPort: await freePort(), cluster });
+      clientPort: await freePort(), cluster, extraArgs });
     const deadline = performance.now() + LEADER_DEADLINE_MS;
     while (statSafe(join(dir, 'member.id')) === undefined) {
       assert.ok(performance.now() < deadline, 'n1 never wrote its identity');
@@ -165,7 +166,7 @@ describe('server: data dir (real processes)', { skip: BUILT ? false : 'dist/ not
     await first.kill9();
     // ...is n2's no more than anyone else's.
     const exit = await refused(t, 'other member', { name: 'n2', dataDir: dir,
-      peerPort: ports.n2, clientPort: await freePort(), cluster });
+      peerPort: ports.n2, clientPort: await freePort(), cluster, extraArgs });
     assert.match(exit.line!, /it belongs to member n1 of cluster [0-9a-f]{16}, not to n2/);
   });
 

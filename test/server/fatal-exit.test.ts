@@ -141,14 +141,16 @@ describe('server: fatal means exit (real processes)',
     test('a peer of another cluster (another token) is refused in the handshake', async () => {
       const [a, b] = [await memberSpec('n1'), await memberSpec('n2')];
       const cluster = `n1=127.0.0.1:${a.peerPort},n2=127.0.0.1:${b.peerPort}`;
+      // One cluster secret for both, so the handshake gets as far as the cluster id.
+      const secret = ['--peer-secret-file', join(scratch, 'two-peer-secret')];
       const first = new MemberProcess({ ...a, cluster,
-        extraArgs: ['--initial-cluster-token', 'cluster-a'] });
+        extraArgs: ['--initial-cluster-token', 'cluster-a', ...secret] });
       const second = new MemberProcess({ ...b, cluster,
-        extraArgs: ['--initial-cluster-token', 'cluster-b'] });
+        extraArgs: ['--initial-cluster-token', 'cluster-b', ...secret] });
       const deadline = performance.now() + LEADER_DEADLINE_MS;
       // In pino's JSON the quotes around each name are escaped.
       const quoted = String.raw`\\"conclave/[0-9a-f]{16}\\"`;
-      const refusal = new RegExp(`hello refused: cluster name mismatch: node n[12] is in ` +
+      const refusal = new RegExp(`refused: cluster name mismatch: node n[12] is in ` +
         `cluster ${quoted}, node n[12] in ${quoted}`);
       while (!refusal.test(first.stderr + second.stderr)) {
         assert.ok(performance.now() < deadline,
