@@ -119,7 +119,7 @@ async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number>
 
 /** One member's `conclave server` process, its stderr appended to DATA/NAME.log. */
 function spawnMember(member: Member, dataDir: string, args: readonly string[]): ChildProcess {
-  const log = createWriteStream(join(dataDir, `${member.name}.log`), { flags: 'a' });
+  const log = createWriteStream(join(dataDir, `${member.name}.log`), { flags: 'a', mode: 0o600 });
   const child = spawn(process.execPath, [binPath(), 'server', '--name', member.name,
     '--data-dir', join(dataDir, member.name), '--peer-addr', `127.0.0.1:${member.peerPort}`,
     '--client-addr', `127.0.0.1:${member.clientPort}`, ...args],
