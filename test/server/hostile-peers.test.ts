@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { encodeKvCommand } from '../../src/core/kv/codec.js';
+import { decodeIdentity, IDENTITY_FILE } from '../../src/server/member-identity.js';
 import { call } from '../support/kv-http.js';
 import { KvWorkload } from '../support/kv-workload.js';
 import { openPeerConnection, type PeerConnection } from '../support/peer-injector.js';
@@ -101,10 +102,21 @@ class Injector {
     this.secret = Buffer.from(readFileSync(join(cluster.dataDir, 'peer-secret'), 'utf8').trim());
   }
 
+  /**
+   * The name peers compare in the handshake, `--cluster-name`/cluster id: the id read from the
+   * target's identity file, as the same local attacker would.
+   */
+  private clusterNameOf(target: RealMember): string {
+    const identity = decodeIdentity(
+      readFileSync(join(this.cluster.dataDir, target.name, IDENTITY_FILE)));
+    assert.ok(typeof identity !== 'string', `${target.name}'s ${IDENTITY_FILE}: ${identity}`);
+    return `${CLUSTER_NAME}/${identity.clusterId}`;
+  }
+
   /** Opens a connection to `target` as `from`, sends `frames`, closes. */
   async send(target: RealMember, from: string, frames: readonly unknown[]): Promise<void> {
     const connection: PeerConnection = await openPeerConnection(target.peerPort,
-      { from, to: target.name, clusterName: CLUSTER_NAME, secret: this.secret });
+      { from, to: target.name, clusterName: this.clusterNameOf(target), secret: this.secret });
     if (connection.kind === 'refused') {
       this.refused.push(`${from}>${target.name}: ${connection.reason}`);
       return;
