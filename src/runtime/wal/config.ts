@@ -35,7 +35,8 @@ export interface WalConfig {
    * means more to read at recovery (it is read whole).
    * Unit: bytes. Default: 256 KiB: about 11,000 batches between rewrites (tens of seconds at
    * full speed, so the rewrite's syncs cost nothing measurable).
-   * Range: 48 bytes (two claims) to 64 MiB.
+   * Range: 96 bytes (four records: a rewrite leaves two, the newest claim and floor) to
+   * 64 MiB.
    */
   readonly manifestBytesMax: number;
 }
@@ -50,7 +51,7 @@ const SEGMENT_BYTES_MIN = 1024;
 const SEGMENT_BYTES_LIMIT = 1024 * 1024 * 1024;
 const RECORD_BYTES_MIN = 1024;
 const RECORD_BYTES_LIMIT = 256 * 1024 * 1024;
-const MANIFEST_BYTES_MIN = 48;
+const MANIFEST_BYTES_MIN = 96;
 const MANIFEST_BYTES_LIMIT = 64 * 1024 * 1024;
 
 /** Every rule `config` breaks, all at once; empty when it is valid. */

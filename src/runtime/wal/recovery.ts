@@ -13,7 +13,7 @@ import { scanSnapshots, snapshotTempFiles, type SnapshotScan } from '../snapshot
 import type { WalConfig } from './config.js';
 import {
   MANIFEST_CLAIM_BYTES, MANIFEST_FILE, MANIFEST_TEMP_FILE, NO_CLAIM, claimExceeds,
-  readManifest, type SyncClaim,
+  readManifest, type CompactionFloor, type SyncClaim,
 } from './manifest.js';
 import {
   SEGMENT_MAGIC, WAL_FORMAT_VERSION, hex, recordTypeName, type WalRecord,
@@ -60,6 +60,8 @@ export interface RecoveredWal {
   readonly repairs: readonly WalRepair[];
   /** The manifest's newest claim (NO_CLAIM when there was none). */
   readonly claim: SyncClaim;
+  /** The manifest's newest compaction floor (NO_FLOOR when there was none). */
+  readonly floor: CompactionFloor;
   /** Whether the manifest file exists with an intact claim; the WAL creates it if not. */
   readonly manifestPresent: boolean;
   /** The manifest's size after repair. Unit: bytes. */
@@ -87,12 +89,13 @@ export interface RecoverOptions {
 export function recoverWal(storage: Storage, config: WalConfig,
   options: RecoverOptions = {}): RecoveredWal | WalError {
   const snapshotStorage = options.snapshotStorage ?? storage;
-  const sequences = listSegments(storage);
-  if ('code' in sequences) return sequences;
   const manifest = readManifestFile(storage, options.requireManifest === true);
   if ('code' in manifest) return manifest;
+  const listed = listSegments(storage, manifest.floor);
+  if ('code' in listed) return listed;
+  const { sequences } = listed;
   const replay = new Replay();
-  const repairs: WalRepair[] = [...manifest.repairs];
+  const repairs: WalRepair[] = [...manifest.repairs, ...listed.compacted];
   const segments: SegmentInfo[] = [];
   let lastSegment: RecoveredWal['lastSegment'];
   const scanned = new Map<number, SegmentProgress>();
@@ -121,7 +124,7 @@ export function recoverWal(storage: Storage, config: WalConfig,
     if (scan.torn !== undefined) repairs.push({ file: name, action: 'truncated', ...scan.torn });
     lastSegment = { sequence, sizeBytes: scan.validBytes };
   }
-  const lost = lostRecords(manifest.claim, scanned, sequences[sequences.length - 1]);
+  const lost = lostRecords(manifest, scanned, sequences[sequences.length - 1]);
   if (lost !== undefined) return lost;
   const lastName = lastSegment === undefined ? '' : segmentName(lastSegment.sequence);
   const snapshots = scanSnapshots(snapshotStorage);
@@ -139,7 +142,8 @@ export function recoverWal(storage: Storage, config: WalConfig,
   for (const temp of snapshotTempFiles(snapshotStorage)) snapshotStorage.remove(temp);
   storage.remove(MANIFEST_TEMP_FILE);
   return { state, lastSegment, segments, repairs, claim: manifest.claim ?? NO_CLAIM,
-    manifestPresent: manifest.claim !== undefined, manifestBytes: manifest.sizeBytes };
+    floor: manifest.floor, manifestPresent: manifest.claim !== undefined,
+    manifestBytes: manifest.sizeBytes };
 }
 
 /** How much of a segment file recovery found intact. */
@@ -152,6 +156,7 @@ interface SegmentProgress {
 
 interface ManifestState {
   readonly claim: SyncClaim | undefined;
+  readonly floor: CompactionFloor;
   readonly sizeBytes: number;
   readonly repairs: readonly WalRepair[];
 }
@@ -159,9 +164,9 @@ interface ManifestState {
 /** The manifest's newest claim, with a torn last claim to cut (claims have a fixed size). */
 function readManifestFile(storage: Storage, required: boolean): ManifestState | WalError {
   const bytes = storage.read(MANIFEST_FILE);
-  const { claim, damagedClaims } = readManifest(bytes);
+  const { claim, floor, damagedClaims } = readManifest(bytes);
   if (claim === undefined) {
-    if (!required) return { claim: undefined, sizeBytes: 0, repairs: [] };
+    if (!required) return { claim: undefined, floor, sizeBytes: 0, repairs: [] };
     return walError('missing-manifest', MANIFEST_FILE, 0, bytes === undefined
       ? 'the file is missing, so nothing tells whether synced records were lost'
       : `the file holds no intact claim (${bytes.length} bytes, ${damagedClaims} damaged)`);
@@ -170,22 +175,23 @@ function readManifestFile(storage: Storage, required: boolean): ManifestState | 
   const repairs: WalRepair[] = alignedBytes === bytes!.length ? [] : [{
     file: MANIFEST_FILE, action: 'truncated', offsetBytes: alignedBytes,
     reason: 'torn claim at the end' }];
-  return { claim, sizeBytes: alignedBytes, repairs };
+  return { claim, floor, sizeBytes: alignedBytes, repairs };
 }
 
 /**
  * The refusal when the manifest claims synced bytes the segments do not hold: the claimed
- * segment is gone and no later one exists, or it ends short of the claim. (A claimed segment
- * that is gone while later ones exist may have been compacted away after the claim: a power
- * loss can lose the claims that followed. The snapshot checks cover that case.)
+ * segment is gone (and the floor does not say it was compacted away), or it ends short of the
+ * claim. A claim below the floor is about a segment compaction removed: a power loss can lose
+ * the claims that followed it, never the floor (it is synced before the removal).
  */
-function lostRecords(claim: SyncClaim | undefined, scanned: ReadonlyMap<number, SegmentProgress>,
+function lostRecords(manifest: ManifestState, scanned: ReadonlyMap<number, SegmentProgress>,
   lastSequence: number | undefined): WalError | undefined {
+  const { claim, floor } = manifest;
   if (claim === undefined || claim.sequence === 0) return undefined;
+  if (claim.sequence < floor.firstSequence) return undefined;
   const name = segmentName(claim.sequence);
   const progress = scanned.get(claim.sequence);
   if (progress === undefined) {
-    if (lastSequence !== undefined && lastSequence > claim.sequence) return undefined;
     return walError('records-lost', name, 0, `the file is missing, but the manifest ` +
       `(${MANIFEST_FILE}) says it held ${claim.syncedBytes} bytes of synced records` +
       (lastSequence === undefined ? '; no segment is left'
@@ -198,14 +204,38 @@ function lostRecords(claim: SyncClaim | undefined, scanned: ReadonlyMap<number, 
     `or cut short`);
 }
 
-/** The WAL's segment sequence numbers in order, or an error when one is missing between. */
-function listSegments(storage: Storage): number[] | WalError {
+interface SegmentList {
+  /** The segments to read, in order: the floor's and every later one. */
+  readonly sequences: readonly number[];
+  /** Segments below the floor still on disk (a crash came before their unlink): to remove. */
+  readonly compacted: readonly WalRepair[];
+}
+
+/**
+ * The WAL's segment sequence numbers in order, or an error when one is missing between, or
+ * when the first is later than the manifest's floor (`floor.firstSequence` was never removed on
+ * purpose: its loss is a loss of records). Segments below the floor are left out: compaction
+ * had made its floor durable and was removing them when the node stopped.
+ */
+function listSegments(storage: Storage, floor: CompactionFloor): SegmentList | WalError {
   const sequences: number[] = [];
+  const compacted: WalRepair[] = [];
   for (const name of storage.list()) {
     const sequence = segmentSequence(name);
-    if (sequence !== undefined) sequences.push(sequence);
+    if (sequence === undefined) continue;
+    if (sequence >= floor.firstSequence) sequences.push(sequence);
+    else compacted.push({ file: name, action: 'removed', offsetBytes: 0, reason: 'compacted: ' +
+      `below the manifest's floor (${segmentName(floor.firstSequence)}; a snapshot at index ` +
+      `${floor.snapshotIndex} covers it), its removal was interrupted` });
   }
   sequences.sort((a, b) => a - b);
+  const first = sequences[0];
+  if (first !== undefined && floor.firstSequence > 0 && first > floor.firstSequence) {
+    return walError('records-lost', segmentName(floor.firstSequence), 0, 'the file is ' +
+      `missing, but the manifest (${MANIFEST_FILE}) says only the segments before it were ` +
+      `removed (compacted after a snapshot at index ${floor.snapshotIndex}); the first ` +
+      `segment left is ${segmentName(first)}`);
+  }
   for (let i = 1; i < sequences.length; i++) {
     const previous = sequences[i - 1]!;
     const current = sequences[i]!;
@@ -215,7 +245,7 @@ function listSegments(storage: Storage): number[] | WalError {
         `${segmentName(current)})`);
     }
   }
-  return sequences;
+  return { sequences, compacted };
 }
 
 /**
@@ -389,6 +419,6 @@ export function walHoldsRecords(storage: Storage, snapshotStorage: Storage = sto
   if (files.some((name) => segmentSequence(name) !== undefined)) return true;
   const snapshots = scanSnapshots(snapshotStorage);
   if (snapshots.valid.length > 0 || snapshots.damaged.length > 0) return true;
-  const { claim } = readManifest(storage.read(MANIFEST_FILE));
-  return claim !== undefined && claimExceeds(claim, NO_CLAIM);
+  const { claim, floor } = readManifest(storage.read(MANIFEST_FILE));
+  return (claim !== undefined && claimExceeds(claim, NO_CLAIM)) || floor.snapshotIndex > 0;
 }

@@ -24,7 +24,7 @@ import {
 } from './record.js';
 import {
   MANIFEST_CLAIM_BYTES, MANIFEST_FILE, MANIFEST_TEMP_FILE, NO_CLAIM,
-  claimExceeds, encodeClaim, type SyncClaim,
+  claimExceeds, encodeClaim, encodeFloor, type CompactionFloor, type SyncClaim,
 } from './manifest.js';
 import {
   recoverWal, type RecoverOptions, type RecoveredWal, type RecoveredWalState, type SegmentInfo,
@@ -133,8 +133,12 @@ export class Wal implements SnapshotRaftStorage {
   private claimed: SyncClaim;
   /** The segment and size the last completed batch made durable. */
   private lastDurable: SyncClaim | undefined;
+  /** The newest compaction floor in the manifest (durable once `compacting` is past its sync). */
+  private floor: CompactionFloor;
   private manifestBytes: number;
   private manifestRewriting = false;
+  /** A compaction asked for while the manifest was busy (the snapshot index it may drop to). */
+  private compactionDeferred: number | undefined;
   private counters = {
     batches: 0, syncs: 0, recordsWritten: 0, bytesWritten: 0, segmentsCreated: 0,
     segmentsRemoved: 0, snapshotsWritten: 0, manifestClaims: 0, manifestRewrites: 0,
@@ -160,23 +164,29 @@ export class Wal implements SnapshotRaftStorage {
     this.segment = recovered.lastSegment;
     this.segments = [...recovered.segments];
     this.claimed = recovered.claim;
+    this.floor = recovered.floor;
     this.manifestBytes = recovered.manifestBytes;
-    if (!recovered.manifestPresent) this.createManifest();
+    if (!recovered.manifestPresent) this.createManifest(recovered.segments[0]?.sequence ?? 1);
     // Make what recovery read (and cut) durable before anyone relies on it; the manifest too.
     this.startBatch([], true);
   }
 
-  /** A log without a manifest (new, or written before manifests): one that claims nothing. */
-  private createManifest(): void {
+  /**
+   * A log without a manifest (new, or written before manifests): one that claims nothing, with
+   * its first segment as the floor (whatever came before it, if anything, was compacted).
+   */
+  private createManifest(firstSequence: number): void {
     this.claimed = NO_CLAIM;
+    this.floor = { firstSequence, snapshotIndex: this.recovered.snapshot?.meta.index ?? 0 };
     try {
       this.storage.remove(MANIFEST_FILE);
-      this.storage.append(MANIFEST_FILE, encodeClaim(NO_CLAIM));
+      this.storage.append(MANIFEST_FILE, concatenate([encodeClaim(NO_CLAIM),
+        encodeFloor(this.floor)]));
     } catch (error) {
       if (error instanceof AssertionError) throw error;
       this.failure = error instanceof Error ? error : new Error(String(error));
     }
-    this.manifestBytes = MANIFEST_CLAIM_BYTES;
+    this.manifestBytes = 2 * MANIFEST_CLAIM_BYTES;
   }
 
   /**
@@ -266,8 +276,7 @@ export class Wal implements SnapshotRaftStorage {
   /**
    * Keeps the newest SNAPSHOTS_KEPT snapshot files and removes the segments whose entries all
    * precede the oldest kept one: a crash then recovers from the newest valid snapshot plus the
-   * log after it. Segments go oldest first, each removal synced before the next, so a crash
-   * never leaves a gap in the sequence.
+   * log after it (or from the older snapshot, if the newest is damaged).
    */
   private compact(): void {
     pruneSnapshots(this.snapshotStorage, SNAPSHOTS_KEPT);
@@ -277,25 +286,71 @@ export class Wal implements SnapshotRaftStorage {
     if (kept.length > 0) this.removeSegmentsBefore(Math.min(...kept));
   }
 
+  /**
+   * Removes the segments that hold only entries up to `index` (a durable snapshot covers them),
+   * in two steps, so that no crash can make a removal look like lost records or hide one:
+   * 1. the manifest gets a floor naming the first segment kept, and is synced;
+   * 2. only then are the segments below it unlinked (and the directory synced).
+   * A crash before 1 completes leaves every segment in place; after it, recovery removes what
+   * is left below the floor (manifest.ts). The floor only names a segment whose creation is
+   * durable (the last completed batch reached it), so a power loss cannot take it away. A
+   * manifest rewrite and a compaction never overlap: the one asked for second waits.
+   */
   private removeSegmentsBefore(index: number): void {
-    const next = this.segments[1];
-    // Segment 0 holds only entries below segment 1's first index; the last one stays.
-    if (this.compacting || next === undefined || next.firstIndex > index + 1) return;
-    const [removed] = this.segments.splice(0, 1);
+    if (this.failure !== undefined) return;
+    if (this.compacting || this.manifestRewriting) {
+      this.compactionDeferred = Math.max(this.compactionDeferred ?? 0, index);
+      return;
+    }
+    const durableSequence = this.lastDurable?.sequence ?? 0;
+    let count = 0;
+    // Segment i holds only entries below segment i+1's first index; the last one stays.
+    for (let next = this.segments[1]; next !== undefined && next.firstIndex <= index + 1 &&
+      next.sequence <= durableSequence; next = this.segments[count + 1]) count++;
+    if (count === 0) return;
+    const floor = { firstSequence: this.segments[count]!.sequence, snapshotIndex: index };
     this.compacting = true;
+    if (!this.attempt(() => this.storage.append(MANIFEST_FILE, encodeFloor(floor)))) return;
+    this.floor = floor;
+    this.manifestBytes += MANIFEST_CLAIM_BYTES;
+    this.storage.sync(MANIFEST_FILE, (error) => {
+      this.failure ??= error;
+      if (this.failure !== undefined) return;
+      // The floor is durable: the segments below it can go, in any order.
+      const removed = this.segments.splice(0, count);
+      for (const { sequence } of removed) {
+        if (!this.attempt(() => this.storage.remove(segmentName(sequence)))) return;
+        this.counters.segmentsRemoved++;
+      }
+      this.storage.syncDir((dirError) => {
+        this.failure ??= dirError;
+        this.compacting = false;
+        this.manifestIdle();
+      });
+    });
+  }
+
+  /** Runs `step`; a storage failure stops the log (returns false), an assertion propagates. */
+  private attempt(step: () => void): boolean {
     try {
-      this.storage.remove(segmentName(removed!.sequence));
+      step();
+      return true;
     } catch (error) {
       if (error instanceof AssertionError) throw error;
       this.failure ??= error instanceof Error ? error : new Error(String(error));
-      return;
+      return false;
     }
-    this.counters.segmentsRemoved++;
-    this.storage.syncDir((error) => {
-      this.compacting = false;
-      this.failure ??= error;
-      if (error === undefined) this.removeSegmentsBefore(index);
-    });
+  }
+
+  /** The manifest is free again: run what waited for it (a compaction, then a rewrite). */
+  private manifestIdle(): void {
+    if (this.failure !== undefined) return;
+    const deferred = this.compactionDeferred;
+    this.compactionDeferred = undefined;
+    if (deferred !== undefined) this.removeSegmentsBefore(deferred);
+    if (!this.compacting && this.manifestBytes >= this.config.manifestBytesMax) {
+      this.rewriteManifest();
+    }
   }
 
   /** Stages the hard state. Stage the entries a commit index covers before it. */
@@ -405,20 +460,27 @@ export class Wal implements SnapshotRaftStorage {
     this.claimed = claim;
     this.manifestBytes += MANIFEST_CLAIM_BYTES;
     this.counters.manifestClaims++;
-    if (this.manifestBytes >= this.config.manifestBytesMax) this.rewriteManifest();
+    // Not while a compaction's floor is being synced or acted on: see removeSegmentsBefore.
+    if (this.manifestBytes >= this.config.manifestBytesMax && !this.compacting) {
+      this.rewriteManifest();
+    }
   }
 
-  /** Replaces the manifest by one holding only the newest claim: atomically and durably. */
+  /**
+   * Replaces the manifest by one holding only the newest claim and floor: atomically and
+   * durably. Never while a compaction runs (its floor could be appended to the file being
+   * replaced), and a compaction asked for meanwhile waits for it.
+   */
   private rewriteManifest(): void {
     this.manifestRewriting = true;
-    const claim = this.claimed;
+    const records = concatenate([encodeClaim(this.claimed), encodeFloor(this.floor)]);
     const failed = (error: unknown): void => {
       if (error instanceof AssertionError) throw error;
       this.failure ??= error instanceof Error ? error : new Error(String(error));
     };
     try {
       this.storage.remove(MANIFEST_TEMP_FILE);
-      this.storage.append(MANIFEST_TEMP_FILE, encodeClaim(claim));
+      this.storage.append(MANIFEST_TEMP_FILE, records);
     } catch (error) {
       return failed(error);
     }
@@ -432,10 +494,11 @@ export class Wal implements SnapshotRaftStorage {
       this.storage.syncDir((dirError) => {
         if (dirError !== undefined) return failed(dirError);
         this.manifestRewriting = false;
-        this.manifestBytes = MANIFEST_CLAIM_BYTES;
+        this.manifestBytes = records.length;
         this.counters.manifestRewrites++;
-        // Claims skipped while rewriting: the newest batch's.
+        // Claims skipped while rewriting: the newest batch's; then a compaction that waited.
         if (this.lastDurable !== undefined) this.claim(this.lastDurable);
+        if (!this.manifestRewriting) this.manifestIdle();
       });
     });
   }
