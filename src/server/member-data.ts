@@ -88,7 +88,8 @@ export async function openMemberData(options: MemberDataOptions): Promise<Member
 
 /** What the dir says it is and what this member is; throws when they must not meet. */
 function checkIdentity(options: MemberDataOptions, root: Storage, walStorage: Storage,
-  snapStorage: Storage, directory: string): { stored: MemberIdentity | undefined; expected: MemberIdentity } {
+  snapStorage: Storage, directory: string):
+  { stored: MemberIdentity | undefined; expected: MemberIdentity } {
   const expected = expectedIdentity(options.name, {
     clusterName: options.clusterName, token: options.initialClusterToken,
     members: options.members,

@@ -178,10 +178,12 @@ export function validateServerConfig(config: ServerConfig): ConfigProblem[] {
     problems.push({ field: 'electionTimeoutMs', value: config.electionTimeoutMs, rule: `must be at least 2 × heartbeatMs (${2 * config.heartbeatMs}); about 10 × is usual` });
   }
   if (config.clusterName.length === 0 || config.clusterName.length > 200) {
-    problems.push({ field: 'clusterName', value: config.clusterName, rule: 'must be 1 to 200 characters' });
+    problems.push({ field: 'clusterName', value: config.clusterName,
+      rule: 'must be 1 to 200 characters' });
   }
   if (config.initialClusterToken.length > 255) {
-    problems.push({ field: 'initialClusterToken', value: config.initialClusterToken, rule: 'must be at most 255 characters' });
+    problems.push({ field: 'initialClusterToken', value: config.initialClusterToken,
+      rule: 'must be at most 255 characters' });
   }
   problems.push(...securityProblems(config));
   return problems;

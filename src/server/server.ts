@@ -131,7 +131,8 @@ export async function startServer(config: ServerConfig, logger: Logger,
     validate: RAFT_MESSAGE_VALIDATOR,
     random,
     // Peers of another cluster (another id) are refused in the handshake.
-    config: { clusterName: `${config.clusterName}/${clusterId}`, frameBytesMax: PEER_FRAME_BYTES_MAX },
+    config: { clusterName: `${config.clusterName}/${clusterId}`,
+      frameBytesMax: PEER_FRAME_BYTES_MAX },
     logger: logger.child({ component: 'peer-transport' }),
     authentication,
   }).catch(async (error: unknown) => {
@@ -224,7 +225,8 @@ export async function startServer(config: ServerConfig, logger: Logger,
       transport.metrics().invalidMessages),
     status: () => statusOf(core, config, clientUrlOf),
   });
-  const extra = hooks.addOn?.({ core, feed, config, logger, clientUrls: clientUrlsOf(config, clientUrlOf),
+  const extra = hooks.addOn?.({ core, feed, config, logger,
+    clientUrls: clientUrlsOf(config, clientUrlOf),
     peerClientTls: authentication.kind !== 'tls' ? undefined
       : { ca: authentication.ca, cert: authentication.cert, key: authentication.key } });
   const handler = timedRequests(feed, clock, (req, res) => {
@@ -301,7 +303,9 @@ function raftTuning(config: ServerConfig): RaftTuning {
 
 function statusOf(core: ConsistentCore, config: ServerConfig, clientUrlOf: (id: NodeId) => string | undefined): unknown {
   // A stopped member has no role: saying "leader" after a fatal error would be a lie (503).
-  if (core.runtime.isStopped) throw new CoordError('CONCLAVE_UNAVAILABLE', `member ${core.id} is stopped`);
+  if (core.runtime.isStopped) {
+    throw new CoordError('CONCLAVE_UNAVAILABLE', `member ${core.id} is stopped`);
+  }
   const status = core.status();
   const progress = new Map(status.progress.map((p) => [p.id, p]));
   return {

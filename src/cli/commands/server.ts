@@ -68,7 +68,8 @@ export function serverCommand(io: CliIo): Command {
       const logger = createPinoLogger({ member: config.name }, opts['logLevel'] as LogLevel);
       const server = await startServer(config, logger, {
         addOn: dashboardAddOn,
-        onFatal: (error) => exitFatally(io, `conclave server ${config.name}: stopped: ${error.message}`),
+        onFatal: (error) =>
+          exitFatally(io, `conclave server ${config.name}: stopped: ${error.message}`),
       }).catch((error: unknown): RunningServer => {
         // A bad configuration is a usage error (exit 2, printed by the caller); anything else
         // is a refusal: nothing is left listening, so say why and exit now.
