@@ -6,7 +6,13 @@
  *
  * Untrusted input: datagrams longer than `datagramBytesMax` are dropped before decoding; the
  * envelope is checked, then the caller's total validator; anything wrong is dropped and
- * counted, never thrown. The sender id is claimed, not proven (no authentication yet).
+ * counted, never thrown.
+ *
+ * With a keyring (`keyring`, gossip-keyring.ts) the whole datagram, envelope included, is
+ * sealed with AES-256-GCM: a datagram that does not open (no key, another key, tampered,
+ * truncated) is dropped before decoding, counted by reason (`droppedDecrypt*`) and logged at
+ * warn, one line per reason and remote host per minute. The sender id is then that of a key
+ * holder; without a keyring it is claimed, not proven.
  */
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
@@ -17,11 +23,15 @@ import { ConfigInvalidError, CoordError } from '../errors.js';
 import { SILENT_LOGGER, type Logger } from '../ports/logger.js';
 import type { TransportHandler } from '../ports/transport.js';
 import { MessageCodec } from './frame-codec.js';
+import {
+  SEALED_OVERHEAD_BYTES, type GossipKeyring, type OpenFailure,
+} from './gossip-keyring.js';
 import { validateSafely, type MessageValidator } from './message-validators.js';
 import {
   LOOPBACK_HOST, formatPeerAddress, isPeerPort, type PeerAddress,
 } from './peer-address.js';
 import { HANDSHAKE_TEXT_LENGTH_MAX, WIRE_VERSION } from './tcp-handshake.js';
+import { RateLimitedLog } from './tcp-transport-auth.js';
 import { integer } from './tcp-transport-config.js';
 
 export interface UdpTransportConfig {
@@ -67,6 +77,8 @@ export interface UdpTransportOptions<M> {
   readonly peers?: ReadonlyMap<NodeId, PeerAddress>;
   readonly validate: MessageValidator<M>;
   readonly config?: Partial<UdpTransportConfig>;
+  /** Seal every datagram sent, and open every one received (see the module comment). */
+  readonly keyring?: GossipKeyring;
   readonly logger?: Logger;
 }
 
@@ -90,7 +102,26 @@ export interface UdpTransportMetrics {
   droppedOtherCluster: number;
   droppedOtherVersion: number;
   invalidMessages: number;
+  /** Keyring on: a datagram that was not sealed (a member without the key, or noise). */
+  droppedDecryptUnencrypted: number;
+  /** Keyring on: shorter than a sealed header and tag. */
+  droppedDecryptTruncated: number;
+  /** Keyring on: sealed under a key this member does not hold. */
+  droppedDecryptUnknownKey: number;
+  /** Keyring on: the tag did not verify (tampered, or cut short inside). */
+  droppedDecryptAuthFailed: number;
 }
+
+const DECRYPT_COUNTER: Readonly<Record<OpenFailure, keyof UdpTransportMetrics>> = {
+  'unencrypted': 'droppedDecryptUnencrypted',
+  'truncated': 'droppedDecryptTruncated',
+  'unknown-key': 'droppedDecryptUnknownKey',
+  'auth-failed': 'droppedDecryptAuthFailed',
+};
+
+/** One warn line per (reason, remote host) per minute; at most this many keys remembered. */
+const DECRYPT_LOG_INTERVAL_MS = 60_000;
+const DECRYPT_LOG_KEYS_MAX = 1024;
 
 export class UdpTransport<M> {
   readonly localId: NodeId;
@@ -100,6 +131,8 @@ export class UdpTransport<M> {
   private readonly counters: UdpTransportMetrics = zeroMetrics();
   private readonly log: Logger;
   private readonly validate: MessageValidator<M>;
+  private readonly keyring: GossipKeyring | undefined;
+  private readonly refusalLog: RateLimitedLog;
   private handler: TransportHandler<M> | undefined;
   private closed = false;
 
@@ -136,8 +169,11 @@ export class UdpTransport<M> {
     this.localId = options.localId;
     this.config = Object.freeze(config);
     this.validate = options.validate;
+    this.keyring = options.keyring;
     this.log = (options.logger ?? SILENT_LOGGER)
       .child({ component: 'udp-transport', node: this.localId });
+    this.refusalLog = new RateLimitedLog(this.log, () => performance.now(),
+      DECRYPT_LOG_INTERVAL_MS, DECRYPT_LOG_KEYS_MAX);
     for (const [id, address] of options.peers ?? []) this.setPeerAddress(id, address);
     socket.on('message', (bytes, remote) => this.onDatagram(bytes, remote));
     socket.on('error', (error) => this.log.error({ err: error.message }, 'UDP socket error'));
@@ -180,7 +216,8 @@ export class UdpTransport<M> {
       return;
     }
     const envelope = [WIRE_VERSION, this.config.clusterName, this.localId, message];
-    const encoded = this.codec.encodePayload(envelope, this.config.datagramBytesMax);
+    const overhead = this.keyring === undefined ? 0 : SEALED_OVERHEAD_BYTES;
+    const encoded = this.codec.encodePayload(envelope, this.config.datagramBytesMax - overhead);
     if (!encoded.ok) {
       if (encoded.error.kind === 'payload-too-large') this.counters.droppedTooLarge++;
       else this.counters.droppedEncodeFailed++;
@@ -188,8 +225,10 @@ export class UdpTransport<M> {
         `datagram dropped: ${encoded.error.message}`);
       return;
     }
-    // msgpackr's output is a view of its reusable buffer; the send is asynchronous.
-    const bytes = Buffer.from(encoded.bytes);
+    // msgpackr's output is a view of its reusable buffer; the send is asynchronous (sealing
+    // writes a new buffer, so it copies too).
+    const bytes = this.keyring === undefined
+      ? Buffer.from(encoded.bytes) : this.keyring.seal(encoded.bytes, 'udp');
     try {
       this.socket.send(bytes, address.port, address.host, (error) => {
         if (error !== null && error !== undefined) this.onSendError(to, error);
@@ -220,7 +259,9 @@ export class UdpTransport<M> {
       this.log.debug({ remote: remote.address, bytes: bytes.length }, 'oversized datagram dropped');
       return;
     }
-    const decoded = this.codec.decodePayload(bytes);
+    const plain = this.open(bytes, remote);
+    if (plain === undefined) return;
+    const decoded = this.codec.decodePayload(plain);
     const envelope = decoded.ok ? parseEnvelope(decoded.value) : undefined;
     if (envelope === undefined) {
       this.counters.decodeErrors++;
@@ -249,6 +290,33 @@ export class UdpTransport<M> {
     if (this.handler === undefined) this.counters.droppedNoHandler++;
     else this.handler.onMessage(envelope.from, validation.message);
   }
+
+  /** The datagram's plain bytes: itself without a keyring; opened, or undefined and counted. */
+  private open(bytes: Buffer, remote: dgram.RemoteInfo): Uint8Array | undefined {
+    if (this.keyring === undefined) return bytes;
+    const opened = this.keyring.open(bytes, 'udp');
+    if (opened.ok) return opened.plain;
+    this.counters[DECRYPT_COUNTER[opened.reason]]++;
+    this.refusalLog.warn(`${opened.reason} ${remote.address}`,
+      { remote: `${remote.address}:${remote.port}`, reason: opened.reason, bytes: bytes.length },
+      `gossip datagram dropped: ${describeOpenFailure(opened.reason)}`);
+    return undefined;
+  }
+}
+
+/** Words for a datagram that did not open, for the operator who reads the log. */
+export function describeOpenFailure(reason: OpenFailure): string {
+  switch (reason) {
+    case 'unencrypted':
+      return 'not encrypted (is the sender running without --encrypt-key-file?)';
+    case 'truncated':
+      return 'too short to be a sealed message';
+    case 'unknown-key':
+      return 'sealed under a key this member does not hold (add it to --encrypt-key-file to '
+        + 'rotate it in)';
+    case 'auth-failed':
+      return 'authentication tag did not verify (tampered, truncated, or a forged key id)';
+  }
 }
 
 interface Envelope {
@@ -273,6 +341,7 @@ function zeroMetrics(): UdpTransportMetrics {
     datagramsSent: 0, bytesSent: 0, datagramsReceived: 0, bytesReceived: 0, droppedUnknownPeer: 0,
     droppedTooLarge: 0, droppedEncodeFailed: 0, droppedClosed: 0, droppedNoHandler: 0,
     sendErrors: 0, receivedTooLarge: 0, decodeErrors: 0, droppedOtherCluster: 0,
-    droppedOtherVersion: 0, invalidMessages: 0,
+    droppedOtherVersion: 0, invalidMessages: 0, droppedDecryptUnencrypted: 0,
+    droppedDecryptTruncated: 0, droppedDecryptUnknownKey: 0, droppedDecryptAuthFailed: 0,
   };
 }

@@ -11,7 +11,7 @@ import { electCommand } from './commands/elect.js';
 import { kvCommand } from './commands/kv.js';
 import { leaseCommand } from './commands/lease.js';
 import { lockCommand } from './commands/lock.js';
-import { memberCommand } from './commands/member.js';
+import { keygenCommand, memberCommand } from './commands/member.js';
 import { replayCommand } from './commands/replay.js';
 import { serverCommand } from './commands/server.js';
 import { simCommand } from './commands/sim.js';
@@ -35,7 +35,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .exitOverride();
   for (const command of [simCommand(io), serverCommand(io), devCommand(io), statusCommand(io),
     kvCommand(io), watchCommand(io), compactCommand(io), leaseCommand(io), electCommand(io),
-    lockCommand(io), memberCommand(io), certsCommand(io), replayCommand(io)]) {
+    lockCommand(io), memberCommand(io), keygenCommand(io), certsCommand(io), replayCommand(io)]) {
     // addCommand() does not pass the output and exit settings down; copy them explicitly.
     command.copyInheritedSettings(program);
     program.addCommand(command);

@@ -32,6 +32,12 @@
  */
 export { joinCluster } from './join-cluster.js';
 export {
+  GossipKeyring,
+  generateGossipKey,
+  loadGossipKeyFile,
+  parseGossipKeys,
+} from '../adapters/gossip-keyring.js';
+export {
   Membership,
   type LeaveOptions,
   type MembershipEventMap,

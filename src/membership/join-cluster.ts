@@ -41,8 +41,15 @@ export async function joinCluster(options: JoinClusterOptions): Promise<Membersh
     validate: SWIM_MESSAGE_VALIDATOR,
     random,
     config: { clusterName: resolved.clusterName },
+    ...(resolved.keyring === undefined ? {} : { keyring: resolved.keyring }),
     logger: resolved.logger,
   });
+  if (resolved.keyring === undefined) {
+    resolved.logger.info({ member: resolved.id }, 'gossip is not encrypted (no keyring)');
+  } else {
+    resolved.logger.info({ member: resolved.id, keys: resolved.keyring.size,
+      primaryKeyId: resolved.keyring.primaryKeyId }, 'gossip encrypted with AES-256-GCM');
+  }
   const advertised = resolved.advertise ?? net.address;
   const address = formatPeerAddress(advertised);
   const sync = new AddressSyncTransport(net);

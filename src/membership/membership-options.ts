@@ -3,6 +3,7 @@
  * member runs with. Every broken rule is reported at once (one `ConfigInvalidError` listing
  * them all), including the SWIM config's own rules.
  */
+import type { GossipKeyring } from '../adapters/gossip-keyring.js';
 import { LOOPBACK_HOST, parsePeerAddress, type PeerAddress } from '../adapters/peer-address.js';
 import type { ConfigProblem } from '../core/config.js';
 import { nodeId, type NodeId } from '../core/ids.js';
@@ -68,8 +69,15 @@ export interface JoinClusterOptions {
    */
   readonly joinDeadlineMs?: number;
   /**
-   * Allow `bind` beyond loopback. Gossip has no TLS or authentication yet: anyone who can send
-   * to the port can lie about membership. Default: false.
+   * The gossip keyring: every datagram and stream message is sealed with AES-256-GCM under its
+   * first key, and accepted under any of its keys (docs/security.md, "Gossip"). Every member
+   * of a cluster needs a key in common. Build it with `new GossipKeyring([key, ...])` or
+   * `loadGossipKeyFile(file)`. Default: none (plain text, anyone may speak as any member).
+   */
+  readonly keyring?: GossipKeyring;
+  /**
+   * Allow `bind` beyond loopback without a `keyring`: anyone who can send to the port can then
+   * lie about membership. Default: false.
    */
   readonly insecure?: boolean;
   /** Lifecycle, join progress and dropped messages are logged here. Default: silent. */
@@ -86,6 +94,7 @@ export interface ResolvedJoinOptions {
   readonly config: SwimConfig;
   readonly clusterName: string;
   readonly joinDeadlineMs: number;
+  readonly keyring: GossipKeyring | undefined;
   readonly logger: Logger;
 }
 
@@ -121,7 +130,7 @@ export function resolveJoinOptions(
     ok: true,
     resolved: {
       id: nodeId(options.name), bind, advertise, seeds, config, clusterName, joinDeadlineMs,
-      logger: options.logger ?? SILENT_LOGGER,
+      keyring: options.keyring, logger: options.logger ?? SILENT_LOGGER,
     },
   };
 }
@@ -197,7 +206,7 @@ function parseSeeds(problems: ConfigProblem[], seeds: unknown): PeerAddress[] {
   return out;
 }
 
-/** The advertised address must be reachable; beyond loopback needs `insecure`. */
+/** The advertised address must be reachable; beyond loopback needs a keyring or `insecure`. */
 function checkReach(
   problems: ConfigProblem[], options: JoinClusterOptions, bind: PeerAddress | undefined,
   advertise: PeerAddress | undefined,
@@ -211,10 +220,12 @@ function checkReach(
   if (advertise !== undefined && WILDCARD_HOSTS.has(advertise.host)) {
     problems.push({ field: 'advertise', value: options.advertise, rule: 'must not be a wildcard' });
   }
-  if (options.insecure !== true && bind !== undefined && !isLoopback(bind.host)) {
+  if (options.insecure !== true && options.keyring === undefined && bind !== undefined
+    && !isLoopback(bind.host)) {
     problems.push({
       field: 'bind', value: options.bind,
-      rule: 'listening beyond loopback needs insecure: true (gossip has no TLS or auth yet)',
+      rule: 'listening beyond loopback needs a keyring (--encrypt-key-file; make a key with '
+        + '`conclave keygen`), or insecure: true to run unauthenticated',
     });
   }
 }

@@ -10,7 +10,8 @@ import { SPLIT_BRAIN_STRATEGIES, type SplitBrainStrategy } from '../../core/swim
 import type { MembershipEvent, SwimLeader } from '../../core/swim/index.js';
 import { assertNever } from '../../core/assert.js';
 import {
-  joinCluster, MEMBERSHIP_PORT_DEFAULT, SWIM_PROFILES, type Membership, type SwimProfile,
+  generateGossipKey, joinCluster, loadGossipKeyFile, MEMBERSHIP_PORT_DEFAULT, SWIM_PROFILES,
+  type Membership, type SwimProfile,
 } from '../../membership/index.js';
 import { GossipFeed } from '../../dashboard/gossip-feed.js';
 import { parseListenAddress, startPageServer } from '../../dashboard/page-server.js';
@@ -37,7 +38,11 @@ export function memberCommand(io: CliIo): Command {
     .option('--cluster-name <name>', 'checked in every handshake and datagram', 'conclave')
     .option('--join-timeout-ms <ms>', 'give up (exit 1) when no seed admits this member within '
       + 'this time (default: two rounds over the seeds)', integerIn(1, 86_400_000))
-    .option('--insecure', 'allow a --bind beyond loopback (gossip has no TLS or auth yet)', false)
+    .option('--encrypt-key-file <file>', 'gossip keyring: base64 keys, one a line, the first '
+      + 'seals what this member sends, all are accepted (mode 0600; make one with conclave '
+      + 'keygen)')
+    .option('--insecure', 'allow a --bind beyond loopback without --encrypt-key-file '
+      + '(unauthenticated gossip)', false)
     .option('--ui <host:port>', 'serve the dashboard\'s membership tab here (port 0: the OS ' +
       'picks; the URL is printed)', listenAddress)
     .option('--json', 'print one JSON object per line', false)
@@ -57,6 +62,8 @@ async function runMember(io: CliIo, opts: Record<string, unknown>): Promise<void
     io.out(json ? formatJson(self, event)
       : `${new Date().toISOString()} ${self} ${describeMembershipEvent(event)}`);
   };
+  const keyFile = opts['encryptKeyFile'];
+  const keyring = keyFile === undefined ? undefined : loadGossipKeyFile(String(keyFile));
   const membership = await joinCluster({
     name, bind: String(opts['bind']), seeds,
     ...(opts['advertise'] === undefined ? {} : { advertise: String(opts['advertise']) }),
@@ -68,6 +75,7 @@ async function runMember(io: CliIo, opts: Record<string, unknown>): Promise<void
     ...(opts['joinTimeoutMs'] === undefined
       ? {} : { joinDeadlineMs: opts['joinTimeoutMs'] as number }),
     insecure: opts['insecure'] === true,
+    ...(keyring === undefined ? {} : { keyring }),
     logger,
   });
   membership.on('event', (event) => print(membership.id, event));
@@ -166,6 +174,17 @@ export function describeMembershipEvent(event: MembershipEvent): string {
     default:
       return assertNever(event, 'membership event');
   }
+}
+
+/** `conclave keygen`: prints a fresh gossip key (32 random bytes, base64). */
+export function keygenCommand(io: CliIo): Command {
+  return new Command('keygen')
+    .description('print a fresh gossip encryption key (AES-256, base64) for --encrypt-key-file')
+    .option('--json', 'print {"key": "..."}', false)
+    .action((opts: Record<string, unknown>) => {
+      const key = generateGossipKey();
+      io.out(opts['json'] === true ? JSON.stringify({ key }) : key);
+    });
 }
 
 function leaderText(leader: SwimLeader | undefined): string {
