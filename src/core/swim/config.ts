@@ -210,6 +210,23 @@ export interface SwimConfig {
    * Unit: ms. Default: 30000 (LAN, a little above Akka's 20 s), 5000 (LOCAL).
    */
   readonly stableAfterMs: number;
+  /**
+   * Admissions of members this member did not know (a `join` it answers, or an `alive` about a
+   * stranger) allowed per second once the burst is spent (plausibility.ts, `AdmissionBudget`).
+   * A join beyond it goes unanswered (the joiner retries after `joinTimeoutMs`); a stranger's
+   * news beyond it is dropped (gossip and push-pull carry it again). It bounds how fast forged
+   * joins can fill the table when gossip is not encrypted (a burst once admitted 1,944).
+   * Unit: members/s. Default: 50 (LAN), 500 (LOCAL: the simulation joins 1,000 members in 2 s
+   * through one seed). Trade-off: lower holds a forger back longer; a real mass start then takes
+   * N / rate seconds to converge.
+   */
+  readonly admissionsPerSecondMax: number;
+  /**
+   * Admissions allowed at once before `admissionsPerSecondMax` applies.
+   * Unit: members. Default: 500 (LAN), 1000 (LOCAL). Trade-off: a mass start of up to this
+   * many members is not slowed; a forged burst admits up to this many (they die by suspicion).
+   */
+  readonly admissionsBurstMax: number;
   /** TEST-ONLY planted bugs, see {@link SwimMutants}. Default: {@link SWIM_NO_MUTANTS}. */
   readonly mutants: SwimMutants;
 }
@@ -236,6 +253,8 @@ export const SWIM_DEFAULTS_LAN: SwimConfig = Object.freeze({
   splitBrainStrategy: 'keep-majority',
   staticQuorumSize: 0,
   stableAfterMs: 30_000,
+  admissionsPerSecondMax: 50,
+  admissionsBurstMax: 500,
   mutants: SWIM_NO_MUTANTS,
 });
 
@@ -251,6 +270,8 @@ export const SWIM_DEFAULTS_LOCAL: SwimConfig = Object.freeze({
   joinTimeoutMs: 1000,
   deadRetainMs: 600_000,
   stableAfterMs: 5000,
+  admissionsPerSecondMax: 500,
+  admissionsBurstMax: 1000,
 });
 
 /** log10(N) with the floor of 1 that memberlist applies, so small clusters get one unit. */
@@ -377,6 +398,8 @@ function checkCounts(problems: ConfigProblem[], c: SwimConfig): void {
   checkInteger(problems, 'piggybackMax', c.piggybackMax, 0, 256);
   checkInteger(problems, 'datagramBytesMax', c.datagramBytesMax, 256, 65_507);
   checkInteger(problems, 'awarenessMax', c.awarenessMax, 1, 64);
+  checkInteger(problems, 'admissionsPerSecondMax', c.admissionsPerSecondMax, 1, 1_000_000);
+  checkInteger(problems, 'admissionsBurstMax', c.admissionsBurstMax, 1, 1_000_000);
   if (typeof c.lifeguard !== 'boolean') {
     problems.push({ field: 'lifeguard', value: c.lifeguard, rule: 'must be true or false' });
   }

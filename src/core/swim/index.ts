@@ -134,3 +134,15 @@ export {
   type SwimPhase,
   type SwimStatus,
 } from './types.js';
+export {
+  AdmissionBudget,
+  judgeUpdate,
+  plausibleGeneration,
+  SWIM_AGE_STEP_MAX,
+  SWIM_GENERATION_STEP_MAX,
+  SWIM_INCARNATION_STEP_MAX,
+  SWIM_REJECTIONS,
+  SWIM_VALUE_MAX,
+  type PlausibilityContext,
+  type SwimRejection,
+} from './plausibility.js';

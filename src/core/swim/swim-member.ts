@@ -46,6 +46,9 @@ import {
   type SwimChannel, type SwimMessage,
 } from './messages.js';
 import { sideMayAct, StableMembership, type AgedMember } from './oldest-leader.js';
+import {
+  AdmissionBudget, judgeUpdate, plausibleGeneration, SWIM_VALUE_MAX, type SwimRejection,
+} from './plausibility.js';
 import { Suspicion } from './suspicion.js';
 import { SuspicionTimers } from './suspicion-timers.js';
 import {
@@ -169,7 +172,11 @@ export class SwimMember {
   private readonly counters: SwimCounters = {
     probes: 0, probesAckedDirect: 0, probesAckedIndirect: 0, probesFailed: 0,
     pingReqsServed: 0, nacksSent: 0, refutations: 0, messagesSent: 0, bytesSent: 0,
+    rejectedOutOfRange: 0, rejectedIncarnationJump: 0, rejectedAgeJump: 0, rejectedAgeDecrease: 0,
+    rejectedGenerationJump: 0, rejectedOlderThanLeader: 0, rejectedAdmissionRate: 0,
+    rejectedClaims: 0,
   };
+  private readonly admissions: AdmissionBudget;
 
   constructor(options: SwimMemberOptions) {
     const problems = validateSwimConfig(options.config);
@@ -181,6 +188,8 @@ export class SwimMember {
     this.table = new MemberTable(options.id, options.random);
     this.awareness = new Awareness(options.config.awarenessMax);
     this.random = options.random;
+    this.admissions = new AdmissionBudget(options.config.admissionsPerSecondMax,
+      options.config.admissionsBurstMax);
   }
 
   // ---------------------------------------------------------------------------------------
@@ -437,6 +446,10 @@ export class SwimMember {
 
   /** As admitter: a (re)started process asks to join; it gets an age above all seen. */
   private onJoin(from: NodeId, address: string, nowMs: number): void {
+    if (this.table.get(from) === undefined && !this.admissions.take(nowMs)) {
+      this.counters.rejectedAdmissionRate++;
+      return;
+    }
     const age = memberAge(this.ageSeenMax + 1);
     this.noteAge(age);
     let record = this.table.get(from);
@@ -464,7 +477,17 @@ export class SwimMember {
     this.send(from, ack);
   }
 
-  private onJoinAck(from: NodeId, message: JoinAckMessage, nowMs: number): void {
+  private onJoinAck(from: NodeId, joinAck: JoinAckMessage, nowMs: number): void {
+    // An admission is taken as the admitter's word (this member knows nothing yet), within the
+    // absolute bounds only, so that no number it hands out leaves the safe integers.
+    if (joinAck.age > SWIM_VALUE_MAX || joinAck.incarnation > SWIM_VALUE_MAX
+      || joinAck.claim.generation > SWIM_VALUE_MAX) {
+      this.counters.rejectedOutOfRange++;
+      return;
+    }
+    const message = { ...joinAck, members: joinAck.members.filter((u) =>
+      u.incarnation <= SWIM_VALUE_MAX && u.age <= SWIM_VALUE_MAX
+      && (u.generation ?? 0) <= SWIM_VALUE_MAX) };
     for (const update of message.members) this.noteAge(update.age);
     this.becomeMember(message.age, message.incarnation, nowMs);
     for (const update of message.members) {
@@ -565,7 +588,8 @@ export class SwimMember {
     this.send(target, { kind: 'ping', seq, target, updates });
   }
 
-  private onPushPull(from: NodeId, message: PushPullMessage, nowMs: number): void {
+  private onPushPull(from: NodeId, pushPull: PushPullMessage, nowMs: number): void {
+    const message = this.plausiblePushPull(pushPull);
     const aboutMe = message.members.find((u) => u.member === this.id);
     // A verdict that demands re-admission stands whatever our incarnation: the sender refuses
     // every revival of ours that keeps this age (after a rejoin, the age is new).
@@ -582,6 +606,29 @@ export class SwimMember {
     }
     this.noteClaim(message.claim);
     if (!message.reply) this.sendPushPull(from, true);
+  }
+
+  /**
+   * The push-pull without its implausible records (counted), and with a claim out of reach
+   * replaced by ours (so that it neither raises `claimMax` nor changes whom we follow).
+   */
+  private plausiblePushPull(message: PushPullMessage): PushPullMessage {
+    let members = message.members;
+    for (let i = 0; i < members.length; i++) {
+      if (this.judge(members[i] as GossipUpdate) === undefined) continue;
+      members = members.filter((u) => this.judge(u) === undefined);
+      this.rejectAll(message.members.filter((u) => this.judge(u) !== undefined));
+      break;
+    }
+    if (plausibleGeneration(message.claim.generation, this.claimMax.generation)) {
+      return members === message.members ? message : { ...message, members };
+    }
+    this.counters.rejectedClaims++;
+    return { ...message, members, claim: this.claimMax };
+  }
+
+  private rejectAll(updates: readonly GossipUpdate[]): void {
+    for (const update of updates) this.countRejection(this.judge(update) as SwimRejection);
   }
 
   /**
@@ -632,6 +679,11 @@ export class SwimMember {
   private applyUpdate(
     from: NodeId, update: GossipUpdate, nowMs: number, source: UpdateSource,
   ): void {
+    const rejection = source === 'push-pull' ? undefined : this.judge(update);
+    if (rejection !== undefined) {
+      this.countRejection(rejection);
+      return;
+    }
     this.noteAge(update.age);
     if (update.generation !== undefined) {
       this.noteClaim({ generation: update.generation, by: update.member });
@@ -674,6 +726,10 @@ export class SwimMember {
 
   private applyAlive(record: MemberRecord | undefined, update: GossipUpdate, nowMs: number): void {
     if (record === undefined) {
+      if (!this.admissions.take(nowMs)) {
+        this.counters.rejectedAdmissionRate++;
+        return;
+      }
       const added = this.addRecord(update, nowMs);
       this.broadcasts.enqueue(toUpdate(added));
       return;
@@ -1331,6 +1387,33 @@ export class SwimMember {
 
   private noteClaim(claim: CoordinatorClaim): void {
     if (claimOrder(claim, this.claimMax) > 0) this.claimMax = claim;
+  }
+
+  /** Whether `update` stays within the bounds of plausibility.ts, judged by this view. */
+  private judge(update: GossipUpdate): SwimRejection | undefined {
+    const self = update.member === this.id;
+    const record = self ? this.self : this.table.get(update.member);
+    const known = record === undefined ? undefined
+      : { incarnation: self ? this.incarnation : record.incarnation, age: record.age };
+    const oldest = known === undefined && update.state === 'alive'
+      ? this.table.oldestLive() : undefined;
+    return judgeUpdate(update, {
+      ageSeenMax: this.ageSeenMax, generationMax: this.claimMax.generation, known,
+      oldestLive: oldest === undefined ? undefined : { age: oldest.age, id: oldest.id },
+    });
+  }
+
+  private countRejection(rejection: SwimRejection): void {
+    switch (rejection) {
+      case 'out-of-range': this.counters.rejectedOutOfRange++; return;
+      case 'incarnation-jump': this.counters.rejectedIncarnationJump++; return;
+      case 'age-jump': this.counters.rejectedAgeJump++; return;
+      case 'age-decrease': this.counters.rejectedAgeDecrease++; return;
+      case 'generation-jump': this.counters.rejectedGenerationJump++; return;
+      case 'older-than-leader': this.counters.rejectedOlderThanLeader++; return;
+      case 'admission-rate': this.counters.rejectedAdmissionRate++; return;
+      default: assertNever(rejection, 'swim rejection');
+    }
   }
 
   private noteAge(age: number): void {

@@ -124,6 +124,17 @@ export interface SwimCounters {
   refutations: number;
   messagesSent: number;
   bytesSent: number;
+  /** Updates dropped as implausible, by reason (plausibility.ts). */
+  rejectedOutOfRange: number;
+  rejectedIncarnationJump: number;
+  rejectedAgeJump: number;
+  rejectedAgeDecrease: number;
+  rejectedGenerationJump: number;
+  rejectedOlderThanLeader: number;
+  /** Joins not answered and strangers' news dropped beyond `admissionsPerSecondMax`. */
+  rejectedAdmissionRate: number;
+  /** Coordinator claims (push-pull, join-ack) ignored beyond the generation bound. */
+  rejectedClaims: number;
 }
 
 export interface SwimStatus {
