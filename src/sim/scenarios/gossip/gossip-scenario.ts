@@ -28,6 +28,9 @@ import {
 } from './gossip-settings.js';
 import { summarizeGossip } from './gossip-summary.js';
 import { GossipWorld } from './gossip-world.js';
+import { FORGED_MEMBER_PREFIX, GossipHostileActor, type GossipHostileCounts } from './hostile-gossip.js';
+import { SWIM_VALUE_MAX, type SwimCounters } from '../../../core/swim/index.js';
+import { randomFloat } from '../../../core/random.js';
 
 export interface GossipRunFigures {
   readonly lifeguard: boolean;
@@ -49,6 +52,8 @@ export interface GossipRunFigures {
   readonly invalidMessages: number;
   readonly refutations: number;
   readonly rejoins: number;
+  /** With --hostile: forged messages delivered and refused as malformed, and rejections. */
+  readonly hostile?: GossipHostileCounts & { readonly rejected: number };
 }
 
 export interface GossipFigures {
@@ -164,6 +169,8 @@ function runOnce(
   });
   let finished = false;
   world.start(checks);
+  const actor = settings.hostile
+    ? startHostile(prng.fork(), network, world, scheduler, () => finished) : undefined;
   script(plan, world, checks, network, scheduler, () => {
     finished = true;
   });
@@ -189,6 +196,8 @@ function runOnce(
       message: `${label}the script did not finish by ${limitMs} ms (the sum of its bounds)`,
     });
   }
+  if (actor !== undefined) checkHostileOutcome(world, checks, scheduler.nowMs, label);
+  const rejected = actor === undefined ? 0 : countRejections(world);
   checks.finishAll();
   checks.checkFalseDeadBound();
   world.harvestAll();
@@ -203,8 +212,62 @@ function runOnce(
       falseDeadExpected: checks.bound?.expected ?? 0,
       memberHours: t.upMs / 3_600_000, messages: t.messages, bytes: t.bytes,
       invalidMessages: t.invalidMessages, refutations: t.refutations, rejoins: checks.rejoins,
+      ...(actor === undefined ? {} : { hostile: { ...actor.counts, rejected } }),
     },
   };
+}
+
+/** The forger acts every ~20 ms of virtual time (bursts of 20 now and then) until the end. */
+function startHostile(prng: Prng, network: SimNetwork<SwimMessage>, world: GossipWorld,
+  scheduler: Scheduler, finished: () => boolean): GossipHostileActor {
+  const actor = new GossipHostileActor(prng.fork(), network, () => world.members(), (id) => {
+    const runtime = world.isUp(id) ? world.runtime(id) : undefined;
+    return runtime === undefined ? undefined : {
+      status: () => runtime.status(),
+      member: (other) => runtime.member(other),
+    };
+  });
+  const next = (): void => {
+    const gapMs = -Math.log(1 - randomFloat(prng)) * 20;
+    scheduler.schedule(gapMs, () => {
+      if (finished()) return;
+      const acts = randomFloat(prng) < 0.02 ? 20 : 1;
+      for (let i = 0; i < acts; i++) actor.act();
+      next();
+    });
+  };
+  next();
+  return actor;
+}
+
+/** Nobody follows a forged leader, and no incarnation left the bounds. */
+function checkHostileOutcome(world: GossipWorld, checks: GossipChecks, atMs: number,
+  label: string): void {
+  for (const id of world.members()) {
+    const status = world.runtime(id)?.status();
+    if (status === undefined) continue;
+    if (status.leader?.id.startsWith(FORGED_MEMBER_PREFIX) === true
+      || status.oldestLive?.startsWith(FORGED_MEMBER_PREFIX) === true) {
+      checks.violations.push({ checker: 'hostile', atMs,
+        message: `${label}${id} follows a forged member: ${status.oldestLive}` });
+    }
+    if (status.incarnation > SWIM_VALUE_MAX || status.generationMax > SWIM_VALUE_MAX) {
+      checks.violations.push({ checker: 'hostile', atMs, message: `${label}${id} took a forged `
+        + `number: incarnation ${status.incarnation}, generation ${status.generationMax}` });
+    }
+  }
+}
+
+function countRejections(world: GossipWorld): number {
+  const keys: (keyof SwimCounters)[] = ['rejectedOutOfRange', 'rejectedIncarnationJump',
+    'rejectedAgeJump', 'rejectedAgeDecrease', 'rejectedGenerationJump',
+    'rejectedOlderThanLeader', 'rejectedAdmissionRate', 'rejectedClaims'];
+  let sum = 0;
+  for (const id of world.members()) {
+    const counters = world.runtime(id)?.status().counters;
+    if (counters !== undefined) for (const key of keys) sum += counters[key];
+  }
+  return sum;
 }
 
 /** Runs the phases of `plan` one after the other (see gossip-plan.ts), then `finished`. */

@@ -42,6 +42,11 @@ export const GOSSIP_FLAGS: readonly ScenarioFlag[] = [
     description: 'SWIM timing profile: local (200 ms probes) or lan (memberlist, 1 s probes)',
   },
   {
+    name: 'hostile', kind: 'boolean', defaultValue: false,
+    description: 'a forger without the keyring injects SWIM messages of every kind with '
+      + 'implausible and malformed fields under any id (hostile-gossip.ts)',
+  },
+  {
     name: 'mutant', kind: 'string', defaultValue: undefined, choices: GOSSIP_MUTANT_NAMES,
     description: 'TEST-ONLY: plant a known SWIM bug (the run must fail)',
   },
@@ -59,6 +64,8 @@ export interface GossipSettings {
   readonly profile: GossipProfile;
   /** The planted bug, if any (TEST-ONLY). */
   readonly mutant: keyof SwimMutants | undefined;
+  /** Whether a hostile forger runs (hostile-gossip.ts). */
+  readonly hostile: boolean;
 }
 
 /** Test-only knobs: to prove that the checkers bite, and to keep tests short. */
@@ -100,6 +107,7 @@ export function gossipSettings(options: ScenarioOptions): GossipSettings {
     strategy: strategy as SplitBrainStrategy,
     profile: profile as GossipProfile,
     mutant: mutant as keyof SwimMutants | undefined,
+    hostile: options['hostile'] === true,
   };
 }
 
