@@ -61,7 +61,8 @@ export interface PlausibilityContext {
 }
 
 /** Undefined when `update` is plausible; otherwise why not. Pure. */
-export function judgeUpdate(update: GossipUpdate, c: PlausibilityContext): SwimRejection | undefined {
+export function judgeUpdate(update: GossipUpdate,
+  c: PlausibilityContext): SwimRejection | undefined {
   if (update.incarnation > SWIM_VALUE_MAX || update.age > SWIM_VALUE_MAX
     || (update.generation ?? 0) > SWIM_VALUE_MAX) return 'out-of-range';
   if (update.age > c.ageSeenMax + SWIM_AGE_STEP_MAX) return 'age-jump';

@@ -28,7 +28,9 @@ import {
 } from './gossip-settings.js';
 import { summarizeGossip } from './gossip-summary.js';
 import { GossipWorld } from './gossip-world.js';
-import { FORGED_MEMBER_PREFIX, GossipHostileActor, type GossipHostileCounts } from './hostile-gossip.js';
+import {
+  FORGED_MEMBER_PREFIX, GossipHostileActor, type GossipHostileCounts,
+} from './hostile-gossip.js';
 import { SWIM_VALUE_MAX, type SwimCounters } from '../../../core/swim/index.js';
 import { randomFloat } from '../../../core/random.js';
 

@@ -72,7 +72,8 @@ export function summarizeGossip(
   const hostile = runs.filter((r) => r.hostile !== undefined);
   if (hostile.length > 0) {
     const total = (pick: (h: NonNullable<GossipRunFigures['hostile']>) => number): number =>
-      hostile.reduce((sum, r) => sum + pick(r.hostile as NonNullable<GossipRunFigures['hostile']>), 0);
+      hostile.reduce((sum, r) =>
+        sum + pick(r.hostile as NonNullable<GossipRunFigures['hostile']>), 0);
     lines.push(`hostile: ${total((h) => h.sent)} forged messages delivered, `
       + `${total((h) => h.malformed)} malformed ones refused by the validator, `
       + `${total((h) => h.rejected)} updates rejected by the bounds (members' counters)`);

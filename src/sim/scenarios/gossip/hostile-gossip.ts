@@ -74,9 +74,11 @@ export class GossipHostileActor {
     switch (randomInt(this.prng, 0, 7)) {
       case 0: return { kind: 'ping', seq, target: receiver, updates: [update] };
       case 1: return { kind: 'ack', seq, updates: [update] };
-      case 2: return { kind: 'ping-req', seq, target: this.pick(this.members()), updates: [update] };
+      case 2:
+        return { kind: 'ping-req', seq, target: this.pick(this.members()), updates: [update] };
       case 3: return { kind: 'nack', seq, updates: [update] };
-      case 4: return { kind: 'gossip', updates: [update, this.implausible(receiver, view, status)] };
+      case 4:
+        return { kind: 'gossip', updates: [update, this.implausible(receiver, view, status)] };
       case 5: return { kind: 'push-pull', reply: randomChance(this.prng, 0.5),
         acting: randomChance(this.prng, 0.5), claim, members: [update] };
       default: return { kind: 'join-ack', age: 2 ** 53 - 1, incarnation: 2 ** 53 - 1, claim,
@@ -118,7 +120,8 @@ export class GossipHostileActor {
 
   private malformed(): unknown {
     return this.pick<() => unknown>([
-      () => ({ kind: 'gossip', updates: [{ member: 'n1', state: 'dead', incarnation: -1, age: 0 }] }),
+      () => ({ kind: 'gossip',
+        updates: [{ member: 'n1', state: 'dead', incarnation: -1, age: 0 }] }),
       () => ({ kind: 'gossip', updates: [{ member: 'n1', state: 'alive', incarnation: 0.5,
         age: 0 }] }),
       () => ({ kind: 'ping', seq: 2 ** 53, target: 'n1', updates: [] }),
