@@ -228,14 +228,16 @@ export class FakeCluster {
     if (fault === 'unknown-without-apply') {
       return done({ kind: 'unknown', error: new CoordError('CONCLAVE_TIMEOUT', 'lost') });
     }
-    if (this.inflight.has(command.clientId)) {
-      this.inflightViolations.push(`${command.clientId}#${command.sequence}`);
+    // The client library always sends an idempotency key.
+    const clientId = String(command.clientId);
+    if (this.inflight.has(clientId)) {
+      this.inflightViolations.push(`${clientId}#${command.sequence}`);
     }
-    this.inflight.add(command.clientId);
+    this.inflight.add(clientId);
     const apply = (): void => {
-      this.inflight.delete(command.clientId);
+      this.inflight.delete(clientId);
       const result = this.store.apply(++this.index, { ...command, nowMs: this.nowMs() });
-      this.applied.push(`${command.clientId}#${command.sequence}`);
+      this.applied.push(`${clientId}#${command.sequence}`);
       for (const n of this.nodes) n.hub.notify();
       if (fault === 'unknown-after-apply') {
         return done({ kind: 'unknown', error: new CoordError('CONCLAVE_TIMEOUT', 'lost') });

@@ -124,7 +124,11 @@ function canonicalCommand(command: KvCommand): KvCommand {
 }
 
 function canonicalClientCommand(command: KvClientCommand): KvClientCommand {
-  const stamp = { clientId: command.clientId, sequence: command.sequence, nowMs: command.nowMs };
+  const stamp = {
+    ...(command.clientId !== undefined && { clientId: command.clientId }),
+    ...(command.sequence !== undefined && { sequence: command.sequence }),
+    nowMs: command.nowMs,
+  };
   switch (command.kind) {
     case 'put':
       return { kind: 'put', ...stamp, key: command.key, value: command.value,
@@ -317,9 +321,12 @@ function readExpiry(value: unknown, at: string): KvLeaseExpiry {
     renewals: readNumber(f, 'renewals', `${at}.`) };
 }
 
-function readStamp(f: Fields): { clientId: string; sequence: number; nowMs: number } {
-  return { clientId: readString(f, 'clientId', ''), sequence: readNumber(f, 'sequence', ''),
-    nowMs: readNumber(f, 'nowMs', '') };
+/** The stamp; `clientId` and `sequence` are optional (validation checks they come together). */
+function readStamp(f: Fields): { clientId?: string; sequence?: number; nowMs: number } {
+  const clientId = f['clientId'] === undefined ? undefined : readString(f, 'clientId', '');
+  const sequence = readOptionalNumber(f, 'sequence', '');
+  return { ...(clientId !== undefined && { clientId }),
+    ...(sequence !== undefined && { sequence }), nowMs: readNumber(f, 'nowMs', '') };
 }
 
 const COMPARE_RESULTS: readonly string[] = ['equal', 'not-equal', 'greater', 'less'];

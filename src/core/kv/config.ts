@@ -53,12 +53,32 @@ export interface KvStoreConfig {
    */
   readonly historyBytesMax: number;
   /**
-   * Clients whose latest sequence and result are remembered. Past it the client applied least
-   * recently (by log index) is forgotten; its next retry of an old request would be applied
-   * again. Unit: clients. Default: 10 000.
-   * Trade-off: memory is about clientsMax × (largest saved result), mostly small results.
+   * Clients whose latest sequence, digest and result are remembered. Past it the client applied
+   * least recently (by log index) is forgotten; its next retry of an old request would be
+   * applied again. Unit: clients. Default: 10 000.
+   * Trade-off: with `clientsBytesMax` this bounds the table; most records are small (a put's
+   * answer is its revision), about 150 bytes each plus the client id.
    */
   readonly clientsMax: number;
+  /**
+   * Memory the idempotency records may take in all, estimated as `clientRecordSizeBytes` does
+   * (2 bytes per UTF-16 unit of the client id and of every string kept in the result, plus
+   * fixed overheads). Past it the least recently applied clients are forgotten, as for
+   * `clientsMax`. Unit: bytes. Default: 16 MiB.
+   * Why: 10 000 clients of ordinary results take under 3 MiB; the bound is for results kept
+   * whole up to `clientResultBytesMax` (4 096 such records). Before this bound, 600 puts of
+   * 1000 KiB with prevKv from fresh client ids took 1.3 GB on every replica (issue #14).
+   */
+  readonly clientsBytesMax: number;
+  /**
+   * The largest answer kept whole for a retry, estimated like `clientsBytesMax`. A larger one
+   * is kept trimmed: without its key-values (`prevKv`, `prevKvs`, a transaction's range `kvs`),
+   * marked `trimmed: true`; a retry gets that. Unit: bytes. Default: 4096.
+   * Why: what a retry needs is the outcome and its revision; the recipes' transactions
+   * (elections, locks, compare-and-swap) read one small key and stay whole, so their retries
+   * still see what the first attempt read.
+   */
+  readonly clientResultBytesMax: number;
   /**
    * A client with no command applied for longer than this (in log time: the leader-stamped
    * `nowMs` of the commands) is forgotten. Unit: ms. Default: 3 600 000 (1 hour).
@@ -83,6 +103,12 @@ export interface KvStoreConfig {
 /** Estimated memory of one history event apart from its strings (objects, numbers). */
 export const KV_EVENT_OVERHEAD_BYTES = 100;
 
+/**
+ * Counted per live key by `KvStore.keyspaceBytes` besides its key and value characters (the
+ * record, its Map entry and its place in the ordered index). Unit: bytes.
+ */
+export const KV_KEY_OVERHEAD_BYTES = 64;
+
 const MIB = 1024 * 1024;
 
 /** The defaults, suited to a consistent core on a LAN and to tests alike. */
@@ -95,6 +121,8 @@ export const KV_STORE_DEFAULTS: KvStoreConfig = Object.freeze({
   historyEventsMax: 10_000,
   historyBytesMax: 64 * MIB,
   clientsMax: 10_000,
+  clientsBytesMax: 16 * MIB,
+  clientResultBytesMax: 4096,
   clientIdleMsMax: 3_600_000,
   leasesMax: 100_000,
   leaseTtlMsMax: 30 * 24 * 3_600_000,
@@ -108,7 +136,8 @@ export function validateKvStoreConfig(config: KvStoreConfig): readonly ConfigPro
   const problems: ConfigProblem[] = [];
   const fields: readonly (keyof KvStoreConfig)[] = [
     'keyBytesMax', 'valueBytesMax', 'commandBytesMax', 'txnOpsMax', 'clientIdBytesMax',
-    'historyEventsMax', 'historyBytesMax', 'clientsMax', 'clientIdleMsMax', 'leasesMax',
+    'historyEventsMax', 'historyBytesMax', 'clientsMax', 'clientsBytesMax',
+    'clientResultBytesMax', 'clientIdleMsMax', 'leasesMax',
     'leaseTtlMsMax',
   ];
   for (const field of fields) {

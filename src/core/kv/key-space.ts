@@ -15,6 +15,7 @@
  * open; release it when done.
  */
 import { assert } from '../assert.js';
+import { KV_KEY_OVERHEAD_BYTES } from './config.js';
 import type { KeyValue, KvKeySelector } from './types.js';
 import { compareKeys } from './text.js';
 
@@ -45,6 +46,7 @@ export class KeySpace {
   private readonly kvs = new Map<string, KeyValue>();
   private readonly blocks: string[][] = [];
   private readonly captures: OpenCapture[] = [];
+  private bytes = 0;
 
   /** `blockKeysMax`: see KEY_BLOCK_KEYS_MAX (tests use tiny blocks to split and merge often). */
   constructor(private readonly blockKeysMax = KEY_BLOCK_KEYS_MAX) {
@@ -56,15 +58,25 @@ export class KeySpace {
     return this.kvs.size;
   }
 
+  /** Estimated memory of the live keys (see `KvStore.keyspaceBytes`). Unit: bytes. */
+  get sizeBytes(): number {
+    return this.bytes;
+  }
+
   get(key: string): KeyValue | undefined {
     return this.kvs.get(key);
   }
 
   set(kv: KeyValue): void {
     const prev = this.kvs.get(kv.key);
-    if (prev === undefined) this.insertKey(kv.key);
-    else if (this.captures.length > 0) this.remember(prev);
+    if (prev === undefined) {
+      this.insertKey(kv.key);
+    } else {
+      this.bytes -= keyValueSizeBytes(prev);
+      if (this.captures.length > 0) this.remember(prev);
+    }
     this.kvs.set(kv.key, kv);
+    this.bytes += keyValueSizeBytes(kv);
   }
 
   delete(key: string): void {
@@ -72,6 +84,7 @@ export class KeySpace {
     if (prev === undefined) return;
     if (this.captures.length > 0) this.remember(prev);
     this.kvs.delete(key);
+    this.bytes -= keyValueSizeBytes(prev);
     const b = this.blockOf(key);
     const block = this.blocks[b] as string[];
     const i = lowerBound(block, key);
@@ -124,6 +137,7 @@ export class KeySpace {
       for (const kv of kvs.slice(i, i + per)) {
         block.push(kv.key);
         this.kvs.set(kv.key, kv);
+        this.bytes += keyValueSizeBytes(kv);
       }
       this.blocks.push(block);
     }
@@ -221,6 +235,11 @@ export class KeySpace {
     }
     return low === 0 ? 0 : low - 1;
   }
+}
+
+/** What one live key counts towards `KeySpace.sizeBytes`. Unit: bytes. */
+export function keyValueSizeBytes(kv: KeyValue): number {
+  return kv.key.length + kv.value.length + KV_KEY_OVERHEAD_BYTES;
 }
 
 /** Index of the first key >= `key` in the sorted `keys`. */

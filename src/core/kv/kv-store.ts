@@ -7,8 +7,9 @@
 import { assert, assertNever } from '../assert.js';
 import { formatConfigProblems } from '../config.js';
 import type { Entry } from '../raft/types.js';
-import { ClientTable, type KvClientRecord } from './client-table.js';
+import { ClientTable, trimResult, type KvClientRecord } from './client-table.js';
 import { decodeKvCommand } from './codec.js';
+import { kvCommandDigest } from './digest.js';
 import { KV_STORE_DEFAULTS, validateKvStoreConfig, type KvStoreConfig } from './config.js';
 import { EventHistory } from './history.js';
 import { KeySpace } from './key-space.js';
@@ -81,7 +82,12 @@ export class KvStore {
     this.keys = new KeySpace();
     this.keys.loadSorted(snapshot.kvs);
     this.history = new EventHistory(snapshot.compactRevision, snapshot.events);
-    this.clients = new ClientTable(snapshot.clients);
+    // Records of older versions kept whole answers: trimmed and bounded as a save would.
+    this.clients = new ClientTable();
+    for (const record of snapshot.clients) {
+      this.clients.save({ ...record, result: trimResult(record.result,
+        this.config.clientResultBytesMax) }, this.config.clientsMax, this.config.clientsBytesMax);
+    }
     this.leaseTable = new LeaseTable(snapshot.leases);
     for (const kv of snapshot.kvs) {
       if (kv.lease !== undefined) this.leaseTable.attach(kv.lease, kv.key);
@@ -117,6 +123,21 @@ export class KvStore {
 
   get clientCount(): number {
     return this.clients.size;
+  }
+
+  /** Estimated memory of the idempotency records (`KvStoreConfig.clientsBytesMax`). */
+  get clientsSizeBytes(): number {
+    return this.clients.sizeBytes;
+  }
+
+  /**
+   * Estimated memory of the live keys: one byte per UTF-16 unit of each key and value (V8
+   * keeps Latin-1 text so; other text takes two) plus `KV_KEY_OVERHEAD_BYTES` per key. The
+   * same on every replica at the same applied index; the server's space quota counts it.
+   * Unit: bytes.
+   */
+  get keyspaceBytes(): number {
+    return this.keys.sizeBytes;
   }
 
   get historyEventCount(): number {
@@ -169,8 +190,10 @@ export class KvStore {
 
   /**
    * Applies the command of log entry `index` (greater than every index applied before; gaps
-   * are entries without commands). A retry (same client and sequence as the latest applied)
-   * returns the saved result and changes nothing; an older sequence gives `duplicate-stale`.
+   * are entries without commands). A retry (same client, sequence and digest as the latest
+   * applied) returns the saved result and changes nothing; the same client and sequence with
+   * another command gives `idempotency-mismatch`; an older sequence gives `duplicate-stale`.
+   * A command without clientId and sequence is applied as it comes, with no record.
    */
   apply(index: number, command: KvCommand): KvApplyResult {
     this.advanceIndex(index);
@@ -182,16 +205,37 @@ export class KvStore {
     }
     this.logTimeMsValue = Math.max(this.logTimeMsValue, command.nowMs);
     this.clients.expire(this.logTimeMsValue, this.config.clientIdleMsMax);
-    const check = this.clients.check(command.clientId, command.sequence);
-    if (check.kind === 'retry') return check.result;
-    if (check.kind === 'stale') {
-      return kvError({ code: 'duplicate-stale', clientId: command.clientId,
-        sequence: command.sequence, sequenceApplied: check.sequenceApplied });
+    const { clientId, sequence } = command;
+    if (clientId === undefined || sequence === undefined) {
+      return this.executeChecked(index, command, problems);
     }
+    const digest = kvCommandDigest(command);
+    const check = this.clients.check(clientId, sequence, digest);
+    switch (check.kind) {
+      case 'retry':
+        return check.result;
+      case 'mismatch':
+        return kvError({ code: 'idempotency-mismatch', clientId, sequence });
+      case 'stale':
+        return kvError({ code: 'duplicate-stale', clientId, sequence,
+          sequenceApplied: check.sequenceApplied });
+      case 'new':
+        break;
+      default:
+        return assertNever(check, 'client check');
+    }
+    const result = this.executeChecked(index, command, problems);
+    this.clients.save({ clientId, sequence, appliedAtMs: this.logTimeMsValue, digest,
+      result: trimResult(result, this.config.clientResultBytesMax) },
+    this.config.clientsMax, this.config.clientsBytesMax);
+    return result;
+  }
+
+  /** Runs a client command that passed (or failed) validation, then bounds the history. */
+  private executeChecked(index: number, command: KvClientCommand,
+    problems: readonly KvProblem[]): KvApplyResult {
     const result = problems.length > 0 ? kvError({ code: 'invalid', problems })
       : this.execute(index, command);
-    this.clients.save({ clientId: command.clientId, sequence: command.sequence,
-      appliedAtMs: this.logTimeMsValue, result }, this.config.clientsMax);
     this.history.enforceBounds(this.config.historyEventsMax, this.config.historyBytesMax);
     return result;
   }

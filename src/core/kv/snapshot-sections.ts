@@ -6,7 +6,7 @@
  * ```
  * format:u8 (2)
  * section*: bytes:u32 (of what follows)  kind:u8  body
- *   kind 0, first and once: UTF-8 JSON {"format":1,"appliedIndex":..,"revision":..,
+ *   kind 0, first and once: UTF-8 JSON {"format":2,"appliedIndex":..,"revision":..,
  *     "compactRevision":..,"logTimeMs":..,"counts":{"kvs":N,"events":N,"clients":N,"leases":N}}
  *   kind 1, key-values in key order: count:varint, then count × (keyBytes:varint key(UTF-8)
  *     valueBytes:varint value(UTF-8) createRevision:varint modRevision:varint version:varint
@@ -58,7 +58,8 @@ const LIST_ORDER: readonly ListName[] = ['kvs', 'events', 'clients', 'leases'];
 
 /** The scalar part of a snapshot. */
 export interface KvSnapshotHeader {
-  readonly format: 1;
+  /** The state's format (`KV_SNAPSHOT_FORMAT`), apart from this byte format. */
+  readonly format: 1 | 2;
   readonly appliedIndex: number;
   readonly revision: number;
   readonly compactRevision: number;
@@ -447,7 +448,7 @@ function headerProblem(value: unknown): Record<ListName, number> | string {
 }
 
 function headerOf(value: Readonly<Record<string, number>>): KvSnapshotHeader {
-  return { format: value['format'] as 1, appliedIndex: value['appliedIndex'] as number,
+  return { format: value['format'] as 1 | 2, appliedIndex: value['appliedIndex'] as number,
     revision: value['revision'] as number, compactRevision: value['compactRevision'] as number,
     logTimeMs: value['logTimeMs'] as number };
 }

@@ -38,6 +38,7 @@ export function isClientRecord(value: unknown): value is KvClientRecord {
   // every field: a damaged one cannot hurt the replica.
   return isObject(value) && typeof value['clientId'] === 'string'
     && isCount(value['sequence']) && isCount(value['appliedAtMs'])
+    && (value['digest'] === undefined || typeof value['digest'] === 'string')
     && isObject(value['result']) && RESULT_KINDS.includes(value['result']['kind']);
 }
 

@@ -21,13 +21,20 @@ import {
 import { snapshotShapeProblem } from './snapshot-shape.js';
 import type { KeyValue, KvEvent, KvLease } from './types.js';
 
-/** The `format` field of snapshots built by this version. */
-export const KV_SNAPSHOT_FORMAT = 1;
+/**
+ * The `format` field of snapshots built by this version (of the state, whatever the byte
+ * format). 2: client records carry the digest of their command and keep trimmed answers (no
+ * whole previous values). A format-1 snapshot still decodes (its records have no digest; the
+ * store trims their answers as it loads them).
+ */
+export const KV_SNAPSHOT_FORMAT = 2;
+/** Formats this version decodes. */
+const KV_SNAPSHOT_FORMATS_READABLE: readonly number[] = [1, 2];
 /** The first byte of a snapshot in byte format 1 (read, no longer written). */
 export const KV_SNAPSHOT_FORMAT_JSON_V1 = 1;
 
 export interface KvSnapshot {
-  readonly format: typeof KV_SNAPSHOT_FORMAT;
+  readonly format: 1 | typeof KV_SNAPSHOT_FORMAT;
   /** Index of the last log entry the state includes. */
   readonly appliedIndex: number;
   readonly revision: number;
@@ -89,7 +96,9 @@ function decodeJson(bytes: Uint8Array): KvSnapshot | KvDecodeError {
 export function checkKvSnapshot(snapshot: KvSnapshot): string[] {
   const problems: string[] = [];
   const { revision, compactRevision, logTimeMs, kvs, events, clients, leases } = snapshot;
-  if (snapshot.format !== KV_SNAPSHOT_FORMAT) problems.push(`unknown format ${snapshot.format}`);
+  if (!KV_SNAPSHOT_FORMATS_READABLE.includes(snapshot.format)) {
+    problems.push(`unknown format ${snapshot.format}`);
+  }
   if (!(revision >= 1 && compactRevision <= revision)) {
     problems.push(`revision ${revision} must be >= 1 and >= compactRevision ${compactRevision}`);
   }

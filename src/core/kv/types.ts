@@ -102,8 +102,11 @@ export type KvCompareTarget = KvCompare['target'];
 // expire: `KvLeaseSystemCommand`) carries only the leader's time.
 
 /**
- * Stamped on every mutating command. `clientId` + `sequence` make the store an idempotent
- * receiver (a retry is applied at most once); `nowMs` is the proposing leader's wall-clock time
+ * Stamped on every mutating command. `clientId` + `sequence` (optional, together) make the
+ * store an idempotent receiver: a retry is applied at most once, and a retry whose command
+ * differs from the one applied under that key is refused (`idempotency-mismatch`). A command
+ * without them is applied once per command, as in etcd. `nowMs` is the proposing leader's
+ * wall-clock time
  * (ms since the epoch), the store's only notion of time ("log time": applying never reads a
  * clock, so every replica computes the same expiries). Wall time, because monotonic clocks of
  * different leaders have different origins; the store keeps the maximum stamp seen, so a clock
@@ -111,9 +114,9 @@ export type KvCompareTarget = KvCompare['target'];
  */
 export interface KvClientStamp {
   /** The client's session id; a client uses a fresh one when it has no saved sequence. */
-  readonly clientId: string;
+  readonly clientId?: string;
   /** Grows with each new request of the client (a retry repeats it). Integer >= 1. */
-  readonly sequence: number;
+  readonly sequence?: number;
   /** The leader's time when it proposed the command. Unit: ms since the epoch. */
   readonly nowMs: number;
 }
@@ -277,12 +280,21 @@ export interface KvRangeResponse {
 
 export type KvTxnOpResponse = KvPutResponse | KvDeleteResponse | KvRangeResponse;
 
+/**
+ * Set on a retry's answer whose first answer was too large to keep whole
+ * (`KvStoreConfig.clientResultBytesMax`): the key-values (`prevKv`, `prevKvs`, the `kvs` of a
+ * transaction's ranges) are left out; everything else is as first answered.
+ */
+export interface KvTrimmed {
+  readonly trimmed?: true;
+}
+
 /** `revision`: the store's revision after the request (as etcd's response header). */
-export type KvPutResult = KvPutResponse & { readonly revision: number };
-export type KvDeleteResult = KvDeleteResponse & { readonly revision: number };
+export type KvPutResult = KvPutResponse & { readonly revision: number } & KvTrimmed;
+export type KvDeleteResult = KvDeleteResponse & { readonly revision: number } & KvTrimmed;
 export type KvRangeResult = KvRangeResponse & { readonly revision: number };
 
-export interface KvTxnResult {
+export interface KvTxnResult extends KvTrimmed {
   readonly kind: 'txn';
   readonly revision: number;
   /** True when every compare held (so `success` ran), false when `failure` ran. */
@@ -372,6 +384,12 @@ export type KvError =
   /** The revision asked for is beyond the store's revision. */
   | { readonly code: 'future-revision'; readonly revision: number;
     readonly currentRevision: number }
+  /**
+   * The client's latest applied sequence is this one, but its command differs from the one
+   * applied then (compared by digest): the key was reused for another request. Not applied.
+   */
+  | { readonly code: 'idempotency-mismatch'; readonly clientId: string;
+    readonly sequence: number }
   /** The lease does not exist: never granted, revoked, or expired. */
   | { readonly code: 'lease-not-found'; readonly leaseId: number }
   /** The store already holds `leasesMax` leases. */

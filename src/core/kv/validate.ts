@@ -121,15 +121,27 @@ export function validateKvWatchRequest(
   return problems;
 }
 
+/** `clientId` and `sequence` come together (an idempotency key) or not at all. */
 function checkStamp(problems: Problems, stamp: KvClientStamp, config: KvStoreConfig): void {
-  const { clientId } = stamp;
+  checkIdempotencyKey(problems, stamp, config);
+  checkInteger(problems, 'nowMs', stamp.nowMs, 0);
+}
+
+function checkIdempotencyKey(problems: Problems, stamp: KvClientStamp,
+  config: KvStoreConfig): void {
+  const { clientId, sequence } = stamp;
+  if (clientId === undefined && sequence === undefined) return;
+  if (clientId === undefined || sequence === undefined) {
+    problems.push({ field: clientId === undefined ? 'clientId' : 'sequence',
+      rule: 'clientId and sequence come together (an idempotency key) or not at all' });
+    return;
+  }
   if (typeof clientId !== 'string' || clientId.length === 0 || !isWellFormed(clientId)) {
     problems.push({ field: 'clientId', rule: 'must be a non-empty, well-formed string' });
   } else if (utf8ByteLengthExceeds(clientId, config.clientIdBytesMax)) {
     problems.push({ field: 'clientId', rule: `must be at most ${config.clientIdBytesMax} bytes` });
   }
-  checkInteger(problems, 'sequence', stamp.sequence, 1);
-  checkInteger(problems, 'nowMs', stamp.nowMs, 0);
+  checkInteger(problems, 'sequence', sequence, 1);
 }
 
 function checkTxn(

@@ -94,11 +94,13 @@ describe('kv: properties', () => {
         const noisy = new KvStore();
         const noisyResults: KvApplyResult[] = [];
         for (const { command, original } of withDuplicates) {
-          const seenBefore = noisy.clientRecord(command.clientId)?.sequence ?? 0;
+          const clientId = command.clientId as string;
+          const sequence = command.sequence as number;
+          const seenBefore = noisy.clientRecord(clientId)?.sequence ?? 0;
           const result = noisy.apply(noisy.appliedIndex + 1, command);
-          if (original && command.sequence > seenBefore) noisyResults.push(result);
-          else if (command.sequence === seenBefore) {
-            assert.deepEqual(result, noisy.clientRecord(command.clientId)?.result);
+          if (original && sequence > seenBefore) noisyResults.push(result);
+          else if (sequence === seenBefore) {
+            assert.deepEqual(result, noisy.clientRecord(clientId)?.result);
           } else assert.equal(result.kind === 'error' && result.error.code, 'duplicate-stale');
         }
         assert.deepEqual(noisyResults, cleanResults);

@@ -9,7 +9,9 @@ import { describe, test } from 'node:test';
 import {
   encodeKvCommand, KvStore, KV_INITIAL_REVISION,
 } from '../../../src/core/kv/index.js';
-import type { KvEvent, KvEventsResult, KvRangeResult } from '../../../src/core/kv/index.js';
+import type {
+  KvCommand, KvEvent, KvEventsResult, KvRangeResult,
+} from '../../../src/core/kv/index.js';
 import { logIndex, term } from '../../../src/core/ids.js';
 import { cmp, Driver, expectError, expectKind, START_MS } from './harness.js';
 
@@ -486,6 +488,90 @@ describe('kv: idempotent receiver', () => {
     // Documented limit: a retry after the record is gone is applied again.
     expectKind(d.applyStamped(retry), 'put');
     assert.equal(d.store.get('a')?.version, 2);
+  });
+
+  test('the same key with another command is idempotency-mismatch and changes nothing', () => {
+    const d = new Driver();
+    const first = d.stamp({ kind: 'put', key: 'a', value: '1' });
+    d.applyStamped(first);
+    const reused = { ...first, value: '2' } as KvCommand;
+    assert.deepEqual(d.applyStamped(reused), { kind: 'error', error: {
+      code: 'idempotency-mismatch', clientId: 'c1', sequence: 1 } });
+    assert.deepEqual(d.applyStamped({ ...first, kind: 'delete', key: 'a' } as KvCommand),
+      { kind: 'error', error: { code: 'idempotency-mismatch', clientId: 'c1', sequence: 1 } });
+    assert.equal(d.store.get('a')?.value, '1');
+    assert.equal(d.store.revision, 2);
+    // The leader's time is not part of the command: a retry stamped later is a retry.
+    expectKind(d.applyStamped({ ...first, nowMs: first.nowMs + 10 } as KvCommand), 'put');
+    // Absent and default options are the same command.
+    const t = d.stamp({ kind: 'put', key: 'b', value: '1' });
+    d.applyStamped(t);
+    expectKind(d.applyStamped({ ...t, prevKv: false } as KvCommand), 'put');
+    assert.equal(d.store.revision, 3);
+  });
+
+  test('a command without clientId and sequence is applied each time, with no record', () => {
+    const d = new Driver();
+    const bare = { kind: 'put', nowMs: START_MS, key: 'a', value: '1' } as const;
+    expectKind(d.applyStamped(bare), 'put');
+    expectKind(d.applyStamped(bare), 'put');
+    assert.equal(d.store.get('a')?.version, 2);
+    assert.equal(d.store.clientCount, 0);
+    const half = expectError(d.applyStamped({ ...bare, clientId: 'c1' }), 'invalid');
+    assert.deepEqual(half.code === 'invalid' && half.problems.map((p) => p.field), ['sequence']);
+  });
+
+  test('a large answer is kept trimmed: a retry gets outcome and revision, no values', () => {
+    const d = new Driver();
+    const big = 'x'.repeat(10_000);
+    d.put('a', big);
+    const command = d.stamp({ kind: 'put', key: 'a', value: 'small', prevKv: true });
+    const first = expectKind(d.applyStamped(command), 'put');
+    assert.equal(first.prevKv?.value, big, 'the first answer is whole');
+    assert.deepEqual(d.applyStamped(command), { kind: 'put', revision: 3, trimmed: true });
+    const txn = d.stamp({ kind: 'txn', compare: [], success: [{ kind: 'range', key: 'a' },
+      { kind: 'delete', key: 'a', prevKv: true }], failure: [] });
+    d.put('a', big, 'other');
+    d.applyStamped(txn);
+    assert.deepEqual(d.applyStamped(txn), { kind: 'txn', revision: 5, succeeded: true,
+      trimmed: true, responses: [{ kind: 'range', kvs: [], more: true, count: 1 },
+        { kind: 'delete', deleted: 1 }] });
+    // Small answers stay whole, so a recipe's retried transaction still sees its read.
+    const small = d.stamp({ kind: 'txn', compare: [], success: [{ kind: 'put', key: 'l',
+      value: 'me' }, { kind: 'range', key: 'l' }], failure: [] });
+    const whole = d.applyStamped(small);
+    assert.equal(d.applyStamped(small), whole);
+  });
+
+  test('past clientsBytesMax the least recently applied clients are forgotten', () => {
+    const d = new Driver({ clientsBytesMax: 2000 });
+    for (let i = 0; i < 20; i++) d.put(`k${i}`, 'v', `client-${i}`);
+    assert.ok(d.store.clientsSizeBytes <= 2000, `${d.store.clientsSizeBytes}`);
+    assert.ok(d.store.clientCount < 20 && d.store.clientCount > 1);
+    assert.equal(d.store.clientRecord('client-0'), undefined);
+    assert.notEqual(d.store.clientRecord('client-19'), undefined);
+  });
+
+  test('puts of 100 KiB with prevKv from new clients keep the table small', () => {
+    const d = new Driver({ historyBytesMax: 4 * 1024 * 1024 });
+    const value = 'v'.repeat(100 * 1024);
+    for (let i = 0; i < 600; i++) {
+      d.applyStamped({ kind: 'put', clientId: `p${i}`, sequence: 1, nowMs: START_MS,
+        key: 'k', value: i % 2 === 0 ? value : `${value}.`, prevKv: true });
+    }
+    assert.equal(d.store.clientCount, 600);
+    assert.ok(d.store.clientsSizeBytes < 200_000, `${d.store.clientsSizeBytes} bytes`);
+  });
+
+  test('keyspaceBytes counts the live keys and values, and deletes free it', () => {
+    const d = new Driver();
+    assert.equal(d.store.keyspaceBytes, 0);
+    d.put('ab', 'xyz');
+    assert.equal(d.store.keyspaceBytes, 5 + 64);
+    d.put('ab', 'x');
+    assert.equal(d.store.keyspaceBytes, 3 + 64);
+    d.del('ab');
+    assert.equal(d.store.keyspaceBytes, 0);
   });
 
   test('log time is the highest stamp seen: an older stamp does not move it back', () => {

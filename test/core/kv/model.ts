@@ -35,10 +35,13 @@ export class KvModel {
   }
 
   apply(command: KvClientCommand): ModelOutcome {
-    const applied = this.sequences.get(command.clientId) ?? 0;
-    if (command.sequence < applied) return { kind: 'error', code: 'duplicate-stale' };
-    if (command.sequence === applied) return { kind: 'retry' };
-    this.sequences.set(command.clientId, command.sequence);
+    // The arbitraries always stamp commands with an idempotency key.
+    const clientId = command.clientId as string;
+    const sequence = command.sequence as number;
+    const applied = this.sequences.get(clientId) ?? 0;
+    if (sequence < applied) return { kind: 'error', code: 'duplicate-stale' };
+    if (sequence === applied) return { kind: 'retry' };
+    this.sequences.set(clientId, sequence);
     if (validateKvCommand(command, this.config).length > 0) {
       return { kind: 'error', code: 'invalid' };
     }

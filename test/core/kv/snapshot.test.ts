@@ -41,7 +41,9 @@ describe('kv: snapshot', () => {
     const [kv] = base.kvs;
     assert.ok(kv !== undefined);
     const broken: [string, unknown, RegExp][] = [
-      ['format', { ...base, format: 2 }, /unknown format/],
+      ['format', { ...base, format: 3 }, /unknown format/],
+      ['a malformed digest', { ...base, clients: [{ ...base.clients[0], digest: 7 }] },
+        /clients\[0\]/],
       ['compact above revision', { ...base, compactRevision: 9 }, /compactRevision/],
       ['unsorted keys', { ...base, kvs: [kv, kv] }, /keys unsorted/],
       ['a key from the future', { ...base, kvs: [{ ...kv, modRevision: 9 }] }, /revisions/],
@@ -59,6 +61,24 @@ describe('kv: snapshot', () => {
       assert.equal((decoded as { kind?: string }).kind, 'decode-error', name);
       assert.match((decoded as { reason: string }).reason, reason, name);
     }
+  });
+
+  test('a format-1 snapshot decodes; its whole answers are trimmed as the store loads them', () => {
+    const base = sample();
+    assert.equal(base.format, 2);
+    assert.ok(base.clients.every((c) => typeof c.digest === 'string' && c.digest.length === 16));
+    const big = 'v'.repeat(10_000);
+    const old = { ...base, format: 1, clients: base.clients.map((c, i) => ({
+      clientId: c.clientId, sequence: c.sequence, appliedAtMs: c.appliedAtMs,
+      result: i === 0 ? { kind: 'put', revision: 2, prevKv: { key: 'a', value: big,
+        createRevision: 2, modRevision: 2, version: 1 } } : c.result })) };
+    const decoded = decodeKvSnapshot(reencode(old));
+    assert.equal((decoded as KvSnapshot).format, 1);
+    const store = KvStore.fromSnapshot(decoded as KvSnapshot);
+    const first = store.clientRecord(base.clients[0]?.clientId ?? '');
+    assert.deepEqual(first?.result, { kind: 'put', revision: 2, trimmed: true });
+    assert.equal(first?.digest, undefined);
+    assert.equal(store.toSnapshot().format, 2);
   });
 
   test('fromSnapshot refuses an inconsistent snapshot as a programmer error', () => {
