@@ -8,27 +8,42 @@
  * (curl -L and the client library follow it). Every error is JSON `{ error: { code, message,
  * outcome } }` where `outcome` says whether the request may have been applied: `failed`
  * (definitely not) or `unknown` (maybe: retry with the same clientId and sequence).
+ *
+ * Nothing a client sends is trusted: bodies are read within the limits of the ClientGuard,
+ * validated strictly into typed requests (client-requests.ts), writes are checked against the
+ * space quota before they are proposed, and watches against the watcher limits.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NodeId } from '../core/ids.js';
-import type { KvApplyResult, KvErrorResult, KvRangeRequest, KvRangeResult } from '../core/kv/index.js';
+import {
+  validateKvWatchRequest,
+  type KvApplyResult, type KvErrorResult, type KvRangeResult,
+} from '../core/kv/index.js';
 import { CoordError, type CoordErrorCode } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import type {
   ConsistentCore, KvWrite, LeaseOutcome, ReadOutcome, WriteOutcome,
 } from '../runtime/core/consistent-core.js';
-import type { WatchHub, WatchMessage } from './watch-hub.js';
+import { ClientGuard, Refusal } from './client-guard.js';
+import { CLIENT_LIMITS_DEFAULTS, type ClientLimits } from './client-limits.js';
+import {
+  decodeJsonBody, isWritePath, parseLeaseQuery, parseRange, parseWatchQuery, parseWrite,
+  type Body,
+} from './client-requests.js';
+import { SpaceQuota } from './space-quota.js';
+import type { WatchHub, WatchSink } from './watch-hub.js';
 
 export interface HttpApiOptions {
   readonly core: ConsistentCore;
   readonly watches: WatchHub;
+  readonly guard: ClientGuard;
+  readonly quota: SpaceQuota;
+  readonly limits: ClientLimits;
   /** The client URL (http://host:port) of each member, to redirect to the leader. */
   readonly clientUrlOf: (id: NodeId) => string | undefined;
   readonly metrics: () => string;
   readonly status: () => unknown;
   readonly logger: Logger;
-  /** Largest request body accepted. Unit: bytes. */
-  readonly bodyBytesMax: number;
   /**
    * How long a write or linearizable read may wait for the log before the answer is 504
    * CONCLAVE_TIMEOUT with outcome `unknown` (it may still apply: retry with the same clientId
@@ -36,6 +51,14 @@ export interface HttpApiOptions {
    * ride out one election, short enough that a deposed leader's clients hear back.
    */
   readonly requestTimeoutMs: number;
+}
+
+/** The door of `createHttpApi` with `limits` (default: CLIENT_LIMITS_DEFAULTS) over `core`. */
+export function clientDoor(core: Pick<ConsistentCore, 'store'>,
+  limits: ClientLimits = CLIENT_LIMITS_DEFAULTS):
+  Pick<HttpApiOptions, 'guard' | 'quota' | 'limits'> {
+  return { guard: new ClientGuard(limits), limits,
+    quota: new SpaceQuota(core.store, limits.quotaBytes, limits.requestBytesMax) };
 }
 
 const HTTP_STATUS: Readonly<Partial<Record<CoordErrorCode, number>>> = {
@@ -46,16 +69,28 @@ const HTTP_STATUS: Readonly<Partial<Record<CoordErrorCode, number>>> = {
   CONCLAVE_NO_QUORUM: 503,
   CONCLAVE_UNAVAILABLE: 503,
   CONCLAVE_OVERLOADED: 429,
+  CONCLAVE_LIMIT_EXCEEDED: 503,
   CONCLAVE_TIMEOUT: 504,
   CONCLAVE_KV_COMPACTED: 410,
   CONCLAVE_KV_FUTURE_REVISION: 400,
   CONCLAVE_DUPLICATE_STALE: 409,
+  CONCLAVE_IDEMPOTENCY_MISMATCH: 409,
   CONCLAVE_LEASE_EXPIRED: 404,
+  CONCLAVE_QUOTA_EXCEEDED: 507,
 };
+
+/**
+ * A canceled or compacted watch stream is ended after its queued events; a client that does
+ * not read them within this long has its connection closed. Unit: ms.
+ */
+const WATCH_END_GRACE_MS = 5000;
 
 export function createHttpApi(options: HttpApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
+    // A connection refused at the door was answered already; what it sends is ignored.
+    if (options.guard.state(req.socket) === undefined) return void res.destroy();
     route(options, req, res).catch((error: unknown) => {
+      if (error instanceof Refusal) return refuse(res, error);
       const coord = error instanceof CoordError ? error
         : new CoordError('CONCLAVE_PROTOCOL', error instanceof Error ? error.message : String(error));
       sendError(res, coord, 'failed');
@@ -68,48 +103,63 @@ const POST_PATHS: ReadonlySet<string> = new Set([
   '/v1/kv/put', '/v1/kv/delete', '/v1/kv/txn', '/v1/kv/range', '/v1/kv/compact',
   '/v1/lease/grant', '/v1/lease/revoke', '/v1/lease/keepalive', '/v1/lease/ttl',
 ]);
+const GET_PATHS: ReadonlySet<string> = new Set(['/metrics', '/v1/status', '/v1/watch',
+  '/v1/lease/list']);
 
 async function route(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
   // Writes are the hot path: a known path needs no URL object (a few µs per request).
   if (req.method === 'POST' && req.url !== undefined && POST_PATHS.has(req.url)) {
     return post(o, req, res, req.url);
   }
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  const url = parseTarget(req.url);
   const path = url.pathname;
-  if (req.method === 'GET' && path === '/metrics') return sendText(res, 200, o.metrics());
-  if (req.method === 'GET' && path === '/v1/status') return sendJson(res, 200, o.status());
-  if (req.method === 'GET' && path === '/v1/watch') return watch(o, url, req, res);
-  if (req.method === 'GET' && path === '/v1/lease/list') return leaseList(o, req, res);
-  if (req.method !== 'POST') {
-    return sendError(res, new CoordError('CONCLAVE_USAGE', `no route ${req.method ?? '?'} ${path}; see docs/api.md`), 'failed', 404);
+  if (req.method === 'GET' && GET_PATHS.has(path)) {
+    if (path !== '/v1/watch' && url.search !== '') {
+      throw new CoordError('CONCLAVE_REQUEST_INVALID', `${path} takes no query parameters`);
+    }
+    if (path === '/metrics') return sendText(res, 200, o.metrics());
+    if (path === '/v1/status') return sendJson(res, 200, o.status());
+    if (path === '/v1/watch') return watch(o, url, req, res);
+    return leaseList(o, req, res);
   }
-  return post(o, req, res, path);
+  if (POST_PATHS.has(path) || GET_PATHS.has(path)) {
+    const allowed = POST_PATHS.has(path) ? 'POST' : 'GET';
+    if (req.method === allowed) {
+      throw new CoordError('CONCLAVE_REQUEST_INVALID', `${path} takes no query parameters`);
+    }
+    res.setHeader('allow', allowed);
+    return sendError(res, new CoordError('CONCLAVE_USAGE', `${path} takes ${allowed}, not `
+      + `${req.method ?? '?'}; see docs/api.md`), 'failed', 405);
+  }
+  return sendError(res, new CoordError('CONCLAVE_USAGE', `no route ${req.method ?? '?'} ${path}; `
+    + 'see docs/api.md'), 'failed', 404);
+}
+
+function parseTarget(target: string | undefined): URL {
+  try {
+    return new URL(target ?? '/', 'http://localhost');
+  } catch {
+    throw new CoordError('CONCLAVE_REQUEST_INVALID', 'the request target is not a valid path');
+  }
 }
 
 async function post(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse,
   path: string): Promise<void> {
-  const body = await readJson(req, o.bodyBytesMax);
+  const bytes = await o.guard.readBody(req, res);
+  if (bytes === undefined) return; // the client went away mid-body
+  const body: Body = decodeJsonBody(bytes);
+  if (isWritePath(path)) return write(o, req, res, parseWrite(path, body));
   switch (path) {
-    case '/v1/kv/put':
-    case '/v1/kv/delete':
-    case '/v1/kv/txn':
-      return write(o, req, res, toWrite(path, body));
     case '/v1/kv/range':
       return read(o, req, res, body);
-    case '/v1/kv/compact':
-      return write(o, req, res, { kind: 'compact', clientId: stringField(body, 'clientId'),
-        sequence: numberField(body, 'sequence'), revision: numberField(body, 'revision') });
-    case '/v1/lease/grant':
-      return write(o, req, res, { kind: 'lease-grant', clientId: stringField(body, 'clientId'),
-        sequence: numberField(body, 'sequence'), ttlMs: numberField(body, 'ttlMs') });
-    case '/v1/lease/revoke':
-      return write(o, req, res, { kind: 'lease-revoke', clientId: stringField(body, 'clientId'),
-        sequence: numberField(body, 'sequence'), leaseId: numberField(body, 'leaseId') });
-    case '/v1/lease/keepalive':
-      return leaseCall(o, req, res, (done) => o.core.keepAlive(numberField(body, 'leaseId'), done));
-    case '/v1/lease/ttl':
-      return leaseCall(o, req, res, (done) => o.core.timeToLive(numberField(body, 'leaseId'),
-        body['keys'] === true, done));
+    case '/v1/lease/keepalive': {
+      const { leaseId } = parseLeaseQuery(body, false);
+      return leaseCall(o, req, res, (done) => o.core.keepAlive(leaseId, done));
+    }
+    case '/v1/lease/ttl': {
+      const { leaseId, keys } = parseLeaseQuery(body, true);
+      return leaseCall(o, req, res, (done) => o.core.timeToLive(leaseId, keys, done));
+    }
     default:
       return sendError(res, new CoordError('CONCLAVE_USAGE', `no route POST ${path}; see docs/api.md`), 'failed', 404);
   }
@@ -117,9 +167,12 @@ async function post(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse
 
 function write(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, command: KvWrite): void {
   if (redirectToLeader(o, req, res)) return;
+  const admitted = o.quota.admit(command);
+  if (admitted instanceof CoordError) return sendError(res, admitted, 'failed');
   const timeout = timeoutAnswer(o, res);
   o.core.write(command, (outcome: WriteOutcome) => {
     clearTimeout(timeout);
+    admitted.release();
     if (outcome.kind !== 'applied') return sendError(res, outcome.error, outcome.kind);
     sendApplyResult(res, outcome.result);
   });
@@ -155,15 +208,9 @@ function timeoutAnswer(o: HttpApiOptions, res: ServerResponse,
   }, o.requestTimeoutMs);
 }
 
-function read(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
-  const consistency = body['consistency'] === 'serializable' ? 'serializable' : 'linearizable';
+function read(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, body: Body): void {
+  const { request, consistency } = parseRange(body);
   if (consistency === 'linearizable' && redirectToLeader(o, req, res)) return;
-  const request: KvRangeRequest = {
-    key: stringField(body, 'key'),
-    ...(body['prefix'] === true ? { prefix: true } : {}),
-    ...(typeof body['limit'] === 'number' ? { limit: body['limit'] } : {}),
-    ...(typeof body['revision'] === 'number' ? { revision: body['revision'] } : {}),
-  };
   const timeout = timeoutAnswer(o, res);
   o.core.read(request, consistency, (outcome: ReadOutcome) => {
     clearTimeout(timeout);
@@ -173,19 +220,56 @@ function read(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, body
 }
 
 function watch(o: HttpApiOptions, url: URL, req: IncomingMessage, res: ServerResponse): void {
-  const key = url.searchParams.get('key') ?? '';
-  const prefix = url.searchParams.get('prefix') === 'true' || url.searchParams.get('prefix') === '1';
-  const fromRevision = Number(url.searchParams.get('fromRevision') ?? '0');
-  if (!Number.isSafeInteger(fromRevision) || fromRevision < 0) {
-    return sendError(res, new CoordError('CONCLAVE_REQUEST_INVALID', 'fromRevision must be a non-negative integer'), 'failed');
+  const { selector, fromRevision } = parseWatchQuery(url.searchParams);
+  const problems = validateKvWatchRequest(Math.max(1, fromRevision), selector, undefined,
+    o.core.store.config);
+  if (problems.length > 0) {
+    throw new CoordError('CONCLAVE_REQUEST_INVALID',
+      problems.map((p) => `${p.field}: ${p.rule}`).join('; '));
+  }
+  const connection = o.guard.state(req.socket);
+  if (connection === undefined) return;
+  if (connection.watchers >= o.limits.connectionWatchersMax) {
+    return sendError(res, new CoordError('CONCLAVE_LIMIT_EXCEEDED', `this connection has the `
+      + `most watch streams one may open (${o.limits.connectionWatchersMax}, `
+      + '--max-connection-watchers)'), 'failed', 429);
+  }
+  if (o.watches.size >= o.limits.watchersMax) {
+    return sendError(res, new CoordError('CONCLAVE_LIMIT_EXCEEDED', `this member has the most `
+      + `watch streams it takes (${o.limits.watchersMax}, --max-watchers); retry later or on `
+      + 'another member'), 'failed');
   }
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
-  const cancel = o.watches.watch({ key, ...(prefix ? { prefix: true } : {}) }, fromRevision, {
-    write: (message: WatchMessage) => res.write(`${JSON.stringify(message)}\n`),
-    onDrain: (resume) => res.once('drain', resume),
-    close: () => res.end(),
+  connection.watchers += 1;
+  const handle = o.watches.watch(selector, fromRevision, responseSink(res));
+  res.once('close', () => {
+    connection.watchers -= 1;
+    handle.close();
   });
-  req.on('close', cancel);
+}
+
+/** A watch stream's sink: chunks corked into one write; an ended stream has a grace to drain. */
+function responseSink(res: ServerResponse): WatchSink {
+  return {
+    write: (chunks, flushed) => {
+      if (res.writableEnded || res.destroyed) return flushed();
+      res.cork();
+      const last = chunks.length - 1;
+      chunks.forEach((chunk, i) => {
+        if (i < last) res.write(chunk);
+        else res.write(chunk, () => flushed());
+      });
+      res.uncork();
+    },
+    end: (lastLine) => {
+      if (res.writableEnded || res.destroyed) return;
+      if (lastLine === undefined) res.end();
+      else res.end(lastLine);
+      const grace = setTimeout(() => res.destroy(), WATCH_END_GRACE_MS);
+      grace.unref();
+      res.once('close', () => clearTimeout(grace));
+    },
+  };
 }
 
 function redirectToLeader(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse): boolean {
@@ -205,22 +289,6 @@ function redirectToLeader(o: HttpApiOptions, req: IncomingMessage, res: ServerRe
   return true;
 }
 
-function toWrite(path: string, body: Record<string, unknown>): KvWrite {
-  const meta = { clientId: stringField(body, 'clientId'), sequence: numberField(body, 'sequence') };
-  if (path === '/v1/kv/put') {
-    return { kind: 'put', ...meta, key: stringField(body, 'key'), value: stringField(body, 'value'),
-      ...(body['prevKv'] === true ? { prevKv: true } : {}),
-      ...(body['lease'] === undefined ? {} : { lease: numberField(body, 'lease') }) };
-  }
-  if (path === '/v1/kv/delete') {
-    return { kind: 'delete', ...meta, key: stringField(body, 'key'),
-      ...(body['prefix'] === true ? { prefix: true } : {}), ...(body['prevKv'] === true ? { prevKv: true } : {}) };
-  }
-  // The store validates the shape of compares and ops before anything is proposed.
-  return { kind: 'txn', ...meta, compare: arrayField(body, 'compare'), success: arrayField(body, 'success'),
-    failure: arrayField(body, 'failure') } as KvWrite;
-}
-
 function sendApplyResult(res: ServerResponse, result: KvApplyResult | KvRangeResult | KvErrorResult): void {
   if (result.kind !== 'error') return sendJson(res, 200, result);
   const error = result.error;
@@ -231,6 +299,10 @@ function sendApplyResult(res: ServerResponse, result: KvApplyResult | KvRangeRes
       return sendError(res, new CoordError('CONCLAVE_KV_FUTURE_REVISION', `revision ${error.revision} is beyond the current ${error.currentRevision}`), 'failed');
     case 'duplicate-stale':
       return sendError(res, new CoordError('CONCLAVE_DUPLICATE_STALE', `sequence ${error.sequence} of ${error.clientId} is older than ${error.sequenceApplied}, already applied`), 'failed');
+    case 'idempotency-mismatch':
+      return sendError(res, new CoordError('CONCLAVE_IDEMPOTENCY_MISMATCH', `sequence `
+        + `${error.sequence} of client ${error.clientId} was applied to another request; this `
+        + 'one was not applied: use the next sequence for a new request'), 'failed');
     case 'invalid':
       return sendError(res, new CoordError('CONCLAVE_REQUEST_INVALID', error.problems.map((p) => `${p.field}: ${p.rule}`).join('; ')), 'failed');
     case 'bad-command':
@@ -243,6 +315,17 @@ function sendApplyResult(res: ServerResponse, result: KvApplyResult | KvRangeRes
         + `holds its maximum of ${error.leasesMax} leases (leasesMax); revoke some first`),
       'failed');
   }
+}
+
+/** A refusal at the door: answered, then the connection is closed (its sender may go on). */
+function refuse(res: ServerResponse, refusal: Refusal): void {
+  if (!res.headersSent && !res.writableEnded) res.setHeader('connection', 'close');
+  sendError(res, refusal.error, 'failed', refusal.status);
+  res.once('finish', () => res.socket?.destroy());
+  // A sender that does not read its answer is cut off all the same.
+  const cut = setTimeout(() => res.socket?.destroy(), 1000);
+  cut.unref();
+  res.once('close', () => clearTimeout(cut));
 }
 
 function sendError(res: ServerResponse, error: CoordError, outcome: 'failed' | 'unknown', status?: number): void {
@@ -260,72 +343,4 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 function sendText(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(text) });
   res.end(text);
-}
-
-/**
- * The request body as a JSON object. Read with 'data'/'end' listeners: an async iterator over
- * the request cost several stream and promise objects per request on the write path.
- */
-function readJson(req: IncomingMessage, bytesMax: number): Promise<Record<string, unknown>> {
-  const declared = Number(req.headers['content-length'] ?? '0');
-  if (declared > bytesMax) {
-    return Promise.reject(new CoordError('CONCLAVE_REQUEST_INVALID',
-      `body of ${declared} bytes exceeds ${bytesMax}`));
-  }
-  return new Promise((resolve, reject) => {
-    let first: Buffer | undefined;
-    let more: Buffer[] | undefined;
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > bytesMax) {
-        req.off('data', onData).off('end', onEnd);
-        req.resume(); // drain the rest; the error answer goes out meanwhile
-        return reject(new CoordError('CONCLAVE_REQUEST_INVALID', `body exceeds ${bytesMax} bytes`));
-      }
-      if (first === undefined) first = chunk;
-      else (more ??= [first]).push(chunk);
-    };
-    const onEnd = (): void => {
-      try {
-        resolve(parseJsonObject(more === undefined ? first : Buffer.concat(more)));
-      } catch (error) {
-        reject(error);
-      }
-    };
-    req.on('data', onData).on('end', onEnd).on('error', reject);
-  });
-}
-
-function parseJsonObject(bytes: Buffer | undefined): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(bytes === undefined || bytes.length === 0 ? '{}' : bytes.toString('utf8'));
-  } catch (error) {
-    throw new CoordError('CONCLAVE_REQUEST_INVALID', `body is not JSON: ${(error as Error).message}`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new CoordError('CONCLAVE_REQUEST_INVALID', 'body must be a JSON object');
-  }
-  return parsed as Record<string, unknown>;
-}
-
-function stringField(body: Record<string, unknown>, name: string): string {
-  const value = body[name];
-  if (typeof value !== 'string') throw new CoordError('CONCLAVE_REQUEST_INVALID', `"${name}" must be a string`);
-  return value;
-}
-
-function numberField(body: Record<string, unknown>, name: string): number {
-  const value = body[name];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new CoordError('CONCLAVE_REQUEST_INVALID', `"${name}" must be a positive integer`);
-  }
-  return value;
-}
-
-function arrayField(body: Record<string, unknown>, name: string): unknown[] {
-  const value = body[name] ?? [];
-  if (!Array.isArray(value)) throw new CoordError('CONCLAVE_REQUEST_INVALID', `"${name}" must be an array`);
-  return value;
 }

@@ -11,7 +11,9 @@
  * A follower refuses the upgrade with 307 and the leader's stream URL in `Location` (503
  * CONCLAVE_NO_QUORUM when it knows no leader). When this member stops leading, its streams
  * close (code 1012) and clients reconnect to the new leader. At most `inflightMax` keep-alives
- * per connection wait for an answer; more are answered CONCLAVE_UNAVAILABLE at once.
+ * per connection wait for an answer; more are answered CONCLAVE_UNAVAILABLE at once. A client
+ * that sends but does not read its answers is cut off once `bufferedBytesMax` of answers wait
+ * for it (the connection is dropped: its keep-alives promise nothing anyway).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -32,6 +34,11 @@ export interface LeaseStreamOptions {
    * client keeping 4096 leases alive at once; the lease tracker batches them anyway).
    */
   readonly inflightMax?: number;
+  /**
+   * Answers queued for one connection and not yet taken by it. Unit: bytes. Default: 1 MiB
+   * (about 12 000 answers; a client reading them is never near it).
+   */
+  readonly bufferedBytesMax?: number;
 }
 
 /** Largest message a client may send. Unit: bytes (a keep-alive is about 30). */
@@ -41,9 +48,11 @@ export class LeaseStreamHub {
   private readonly server = new WebSocketServer({ noServer: true, maxPayload: MESSAGE_BYTES_MAX });
   private readonly sockets = new Set<WebSocket>();
   private readonly inflightMax: number;
+  private readonly bufferedBytesMax: number;
 
   constructor(private readonly o: LeaseStreamOptions) {
     this.inflightMax = o.inflightMax ?? 4096;
+    this.bufferedBytesMax = o.bufferedBytesMax ?? 1024 * 1024;
   }
 
   get size(): number {
@@ -93,6 +102,10 @@ export class LeaseStreamHub {
     let corked = false;
     const send = (message: unknown): void => {
       if (ws.readyState !== ws.OPEN) return;
+      if (ws.bufferedAmount > this.bufferedBytesMax) {
+        this.o.logger.debug({ bufferedBytes: ws.bufferedAmount }, 'lease stream: slow reader cut');
+        return ws.terminate();
+      }
       if (!corked) {
         corked = true;
         socket.cork();

@@ -8,6 +8,9 @@ import {
 } from '../runtime/core/auto-compaction.js';
 import { nodeId, type NodeId } from '../core/ids.js';
 import { parsePeerAddress, type PeerAddress } from '../adapters/peer-address.js';
+import {
+  CLIENT_LIMITS_DEFAULTS, validateClientLimits, type ClientLimits,
+} from './client-limits.js';
 
 export interface ServerConfig {
   /** This member's name, one of the cluster's. */
@@ -90,6 +93,8 @@ export interface ServerConfig {
    * dir copied between them is not caught). Up to 255 characters.
    */
   readonly initialClusterToken: string;
+  /** What clients may use of this member (client-limits.ts). Default: CLIENT_LIMITS_DEFAULTS. */
+  readonly limits?: ClientLimits;
 }
 
 /** PEM files: a certificate, its private key, and the CA that verifies the other side. */
@@ -214,9 +219,15 @@ function securityProblems(config: ServerConfig): ConfigProblem[] {
     problems.push({ field: 'peerSecretFile', value: config.peerSecretFile,
       rule: 'give either peer TLS files or --peer-secret-file, not both' });
   }
+  problems.push(...validateClientLimits(limitsOf(config)));
   return problems;
 }
 
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+/** The member's client limits: its own, or the defaults. */
+export function limitsOf(config: ServerConfig): ClientLimits {
+  return config.limits ?? CLIENT_LIMITS_DEFAULTS;
 }

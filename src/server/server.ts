@@ -19,8 +19,10 @@ import { SystemRandom } from '../adapters/system-random.js';
 import { TcpTransport } from '../adapters/tcp-transport.js';
 import { formatConfigProblems } from '../core/config.js';
 import type { NodeId } from '../core/ids.js';
-import { KV_STORE_DEFAULTS } from '../core/kv/index.js';
-import { RAFT_DEFAULTS_LAN, type RaftMessage, type RaftTuning } from '../core/raft/index.js';
+import { KV_STORE_DEFAULTS, type KvStoreConfig } from '../core/kv/index.js';
+import {
+  ENTRY_OVERHEAD_BYTES, RAFT_DEFAULTS_LAN, type RaftMessage, type RaftTuning,
+} from '../core/raft/index.js';
 import { ConfigInvalidError, CoordError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { LEASE_DEFAULTS } from '../runtime/lease/index.js';
@@ -31,22 +33,47 @@ import {
   clientUrlsOf, eventFeedOf, servedKeepAlives, startEventFeedTimers, timedRequests,
 } from './event-feed-wiring.js';
 import type { EventFeed } from './event-feed.js';
+import { ClientGuard } from './client-guard.js';
+import {
+  COMMAND_ENCODING_SLACK_BYTES, REQUEST_BYTES_CEILING, type ClientLimits,
+} from './client-limits.js';
 import { createHttpApi } from './http-api.js';
 import { LeaseStreamHub } from './lease-stream.js';
 import { openMemberData } from './member-data.js';
 import { ServerMetrics } from './metrics.js';
 import { clientTlsOptionsOf, peerAuthenticationOf } from './peer-credentials.js';
 import { measurePeerRoundTrips } from './peer-rtt.js';
-import { validateServerConfig, type ServerConfig } from './server-config.js';
+import { limitsOf, validateServerConfig, type ServerConfig } from './server-config.js';
+import { SpaceQuota } from './space-quota.js';
 import { WatchHub } from './watch-hub.js';
 
-/** Largest client request body. Unit: bytes. 1.5 MiB like etcd's --max-request-bytes. */
-const CLIENT_BODY_BYTES_MAX = 1.5 * 1024 * 1024;
 /**
- * Peer frames must hold the largest append: bytesPerMessageMax of entries (1 MiB) plus one
- * oversized entry and framing. Unit: bytes.
+ * Peer frames must hold the largest append: bytesPerMessageMax of entries (one entry of the
+ * largest request, at least) plus framing. Unit: bytes. At least 4 MiB.
  */
-const PEER_FRAME_BYTES_MAX = 4 * 1024 * 1024;
+function peerFrameBytesMax(limits: ClientLimits): number {
+  return Math.max(4 * 1024 * 1024, raftEntryBytesMax(limits) + 1024 * 1024);
+}
+
+/**
+ * The largest Raft entry: a command encoded from a request at `--max-request-bytes` (issue
+ * #14: a 1 MiB value was refused as "entry too large" while docs promised 1.5 MiB). Unit: bytes.
+ */
+function raftEntryBytesMax(limits: ClientLimits): number {
+  return limits.requestBytesMax + COMMAND_ENCODING_SLACK_BYTES + ENTRY_OVERHEAD_BYTES;
+}
+
+/**
+ * The store's config on every server: its apply-time size limits at the ceiling of
+ * `--max-request-bytes`, the same on every member whatever its flags, so that members with
+ * different flags never disagree on what an entry does. Each member enforces its own
+ * `--max-request-bytes` where requests come in.
+ */
+export const SERVER_KV_CONFIG: KvStoreConfig = Object.freeze({
+  ...KV_STORE_DEFAULTS,
+  valueBytesMax: REQUEST_BYTES_CEILING,
+  commandBytesMax: REQUEST_BYTES_CEILING + COMMAND_ENCODING_SLACK_BYTES,
+});
 
 /** How often quiet watch streams hear the current revision. Unit: ms. */
 const WATCH_PROGRESS_INTERVAL_MS = 10_000;
@@ -100,6 +127,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
   hooks: ServerHooks = {}): Promise<RunningServer> {
   const problems = validateServerConfig(config);
   if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
+  const limits = limitsOf(config);
   const clock = new SystemClock();
   const random = new SystemRandom();
   const metrics = new ServerMetrics();
@@ -132,7 +160,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
     random,
     // Peers of another cluster (another id) are refused in the handshake.
     config: { clusterName: `${config.clusterName}/${clusterId}`,
-      frameBytesMax: PEER_FRAME_BYTES_MAX },
+      frameBytesMax: peerFrameBytesMax(limits) },
     logger: logger.child({ component: 'peer-transport' }),
     authentication,
   }).catch(async (error: unknown) => {
@@ -149,7 +177,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
     id: config.name,
     voters: [...config.cluster.keys()],
     raft: raftTuning(config),
-    kv: KV_STORE_DEFAULTS,
+    kv: SERVER_KV_CONFIG,
     // A checkpoint takes a commit round: never more often than heartbeats.
     // Keep-alives arriving a few at a time share one heartbeat round (docs/leases.md, rule 1).
     lease: { ...LEASE_DEFAULTS, checkpointIntervalMs: Math.max(LEASE_DEFAULTS.checkpointIntervalMs,
@@ -200,7 +228,9 @@ export async function startServer(config: ServerConfig, logger: Logger,
     transport.close();
     void data.close();
   });
-  watches = new WatchHub(core);
+  watches = new WatchHub(core.store, limits);
+  const guard = new ClientGuard(limits);
+  const quota = new SpaceQuota(core.store, limits.quotaBytes, limits.requestBytesMax);
   // Quiet watch streams get a progress line every 10 s, so clients can tell silence from a dead link.
   const progressTimer = setInterval(() => watches?.progressAll(), WATCH_PROGRESS_INTERVAL_MS);
   progressTimer.unref();
@@ -214,27 +244,41 @@ export async function startServer(config: ServerConfig, logger: Logger,
   const feedTimers = startEventFeedTimers(feed);
   leaseStreams = new LeaseStreamHub({ core: servedKeepAlives(core, feed, clock), clientUrlOf,
     logger: logger.child({ component: 'lease-stream' }) });
+  const hub = watches;
   const api = createHttpApi({
-    core, watches, clientUrlOf, logger, bodyBytesMax: CLIENT_BODY_BYTES_MAX,
+    core, watches: hub, guard, quota, limits, clientUrlOf, logger,
     requestTimeoutMs: 4 * config.electionTimeoutMs,
-    metrics: () => metrics.render(core.status(),
-      { revision: core.store.revision, watchers: watches?.size ?? 0 },
-      [{ name: 'conclave_peer_handshakes_refused_total', label: 'reason',
-        help: 'Peer connections refused before they became links, by reason (docs/security.md).',
-        values: transport.metrics().handshakesRefusedByReason }],
+    metrics: () => metrics.render(core.status(), {
+      revision: core.store.revision, watchers: hub.size,
+      client_connections: guard.connections,
+      request_body_bytes_inflight: guard.bodyBytesInflight,
+      client_requests_refused_at_limits: guard.refused,
+      watch_queued_bytes: hub.queuedBytes, watchers_canceled_slow: hub.canceledSlow,
+      keyspace_bytes: core.store.keyspaceBytes, quota_bytes: limits.quotaBytes,
+      alarm_nospace: quota.alarms.includes('NOSPACE') ? 1 : 0,
+      idempotency_records: core.store.clientCount,
+      idempotency_records_bytes: core.store.clientsSizeBytes,
+    }, [{ name: 'conclave_peer_handshakes_refused_total', label: 'reason',
+      help: 'Peer connections refused before they became links, by reason (docs/security.md).',
+      values: transport.metrics().handshakesRefusedByReason }],
       transport.metrics().invalidMessages),
-    status: () => statusOf(core, config, clientUrlOf),
+    status: () => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms }),
   });
   const extra = hooks.addOn?.({ core, feed, config, logger,
     clientUrls: clientUrlsOf(config, clientUrlOf),
     peerClientTls: authentication.kind !== 'tls' ? undefined
       : { ca: authentication.ca, cert: authentication.cert, key: authentication.key } });
   const handler = timedRequests(feed, clock, (req, res) => {
+    // A connection refused at the connection limit is served nothing, the dashboard included.
+    if (guard.state(req.socket) === undefined) return void res.destroy();
     if (extra?.handleRequest(req, res) !== true) api(req, res);
   });
+  // Node checks header and request timeouts this often (its default: 30 s).
+  const timing = { connectionsCheckingInterval: Math.min(1000, limits.headerTimeoutMs) };
   // The lease keep-alive WebSocket upgrades on either server the same way.
-  const http = clientTls === undefined ? createServer(handler)
-    : createHttpsServer(clientTls, handler);
+  const http = clientTls === undefined ? createServer(timing, handler)
+    : createHttpsServer({ ...clientTls, ...timing }, handler);
+  guard.install(http, clientTls !== undefined);
   http.on('upgrade', (req, socket, head) => {
     if (extra?.handleUpgrade(req, socket, head) === true) return;
     if (leaseStreams?.handleUpgrade(req, socket, head) !== true) socket.destroy();
@@ -295,13 +339,16 @@ function closingOnThrow<T>(make: () => T, close: () => void): T {
 function raftTuning(config: ServerConfig): RaftTuning {
   return {
     ...RAFT_DEFAULTS_LAN,
+    bytesPerMessageMax: Math.max(RAFT_DEFAULTS_LAN.bytesPerMessageMax,
+      raftEntryBytesMax(limitsOf(config))),
     heartbeatIntervalMs: config.heartbeatMs,
     electionTimeoutMsMin: config.electionTimeoutMs,
     electionTimeoutMsMax: 2 * config.electionTimeoutMs,
   };
 }
 
-function statusOf(core: ConsistentCore, config: ServerConfig, clientUrlOf: (id: NodeId) => string | undefined): unknown {
+function statusOf(core: ConsistentCore, config: ServerConfig,
+  clientUrlOf: (id: NodeId) => string | undefined): Record<string, unknown> {
   // A stopped member has no role: saying "leader" after a fatal error would be a lie (503).
   if (core.runtime.isStopped) {
     throw new CoordError('CONCLAVE_UNAVAILABLE', `member ${core.id} is stopped`);

@@ -1,92 +1,327 @@
 /**
- * Streams watch events to subscribers: each watcher remembers the next revision it needs and
- * pulls from the store's event history whenever the store moves on, so events go out in
- * revision order and none is skipped, even for a watcher that fell behind (it catches up from
- * the history; if the history no longer holds its revision it is told `compacted` and closed).
+ * Streams watch events to subscribers, in revision order, never skipping or repeating one.
+ *
+ * Two ways a watcher gets events. Catching up (it asked for an older revision, or fell behind
+ * while its connection was slow to take bytes): it pulls pages from the store's history, but
+ * only while less than half of `watcherBufferBytesMax` is queued for it; it continues when its
+ * connection has taken what was queued. Live (caught up): each new revision's events are pushed
+ * to it as they apply. A live watcher whose queue passes `watcherBufferBytesMax` is canceled
+ * `slow`: its stream ends with `{"kind":"canceled","reason":"slow","nextRevision":R}` after
+ * the events already queued, and the client resumes from R (etcd cancels a watch with a reason
+ * the same way; its slow "victim" watchers catch up from the store, as ours do from the
+ * history, but without a bound on what waits in the server).
+ *
+ * Memory: an event is encoded once (JSON, as a byte buffer) and the same buffer is queued to
+ * every watcher it goes to, so 5,000 watchers of a 1 MB event hold 1 MB, not 5 GB (issue #14:
+ * one JSON.stringify per watcher exhausted a follower's heap). Encodings are cached by event up
+ * to `ENCODED_EVENTS_BYTES_MAX`. The bytes queued to all watchers, each buffer counted once
+ * however many queues hold it, are bounded by `watchBufferBytesMax`: past it the watchers with
+ * the most queued are canceled `slow`.
  */
-import type { KvEvent, KvKeySelector } from '../core/kv/index.js';
-import type { ConsistentCore } from '../runtime/core/consistent-core.js';
+import { assert } from '../core/assert.js';
+import type { KvErrorResult, KvEvent, KvEventsResult, KvKeySelector } from '../core/kv/index.js';
 
-/** Where a watcher's events go; `write` returns false when the consumer is slow (backpressure). */
-export interface WatchSink {
-  write(message: WatchMessage): boolean;
-  onDrain(resume: () => void): void;
-  close(): void;
+/** What the hub reads: the store's revision, compact revision and history. */
+export interface WatchSource {
+  readonly revision: number;
+  eventsSince(fromRevision: number, selector: KvKeySelector, limit?: number):
+    KvEventsResult | KvErrorResult;
 }
 
+/**
+ * Where one watcher's bytes go (an HTTP response). `write` queues the chunks in order and
+ * calls `flushed` once the connection has taken all of them (or is gone); `end` queues `last`
+ * and ends the stream.
+ */
+export interface WatchSink {
+  write(chunks: readonly Uint8Array[], flushed: () => void): void;
+  end(last?: Uint8Array): void;
+}
+
+/** The wire messages, one JSON object per line. */
 export type WatchMessage =
   | { readonly kind: 'events'; readonly events: readonly KvEvent[]; readonly nextRevision: number }
   | { readonly kind: 'compacted'; readonly compactRevision: number }
-  | { readonly kind: 'progress'; readonly revision: number };
+  | { readonly kind: 'progress'; readonly revision: number }
+  | { readonly kind: 'canceled'; readonly reason: 'slow'; readonly nextRevision: number };
+
+export interface WatchHubLimits {
+  /** See ClientLimits.watcherBufferBytesMax. Unit: bytes. */
+  readonly watcherBufferBytesMax: number;
+  /** See ClientLimits.watchBufferBytesMax. Unit: bytes. */
+  readonly watchBufferBytesMax: number;
+}
+
+/** A watcher's handle: `close()` when its client went away (frees what is queued for it). */
+export interface WatchHandle {
+  close(): void;
+}
+
+/** One write to a sink, released when the sink says it was taken. */
+interface Queued {
+  readonly chunks: readonly Uint8Array[];
+  readonly bytes: number;
+  released: boolean;
+}
 
 interface Watcher {
   readonly selector: KvKeySelector;
   nextRevision: number;
   readonly sink: WatchSink;
-  paused: boolean;
+  readonly queue: Queued[];
+  queuedBytes: number;
+  live: boolean;
+  /** Canceled, compacted, closed or ended: takes no more events. */
+  done: boolean;
 }
 
-/** Events per pull; a slow watcher catches up in slices so one watcher cannot hog the loop. */
+/** Events per history page while catching up. */
 const EVENTS_PER_PULL = 1000;
+/**
+ * Memory the cache of encoded events may hold. Unit: bytes. Default: 32 MiB, half the
+ * history's own bound: recent events, which live watchers and slightly late ones share.
+ */
+const ENCODED_EVENTS_BYTES_MAX = 32 * 1024 * 1024;
+
+const utf8 = new TextEncoder();
+const EVENTS_HEAD = utf8.encode('{"kind":"events","events":[');
+const COMMA = utf8.encode(',');
 
 export class WatchHub {
   private readonly watchers = new Set<Watcher>();
+  /** Watchers removed from `watchers` whose queue still holds buffers. */
+  private readonly draining = new Set<Watcher>();
+  private readonly encoded = new Map<KvEvent, Uint8Array>();
+  private encodedBytes = 0;
+  /** How many queues hold each buffer; `queuedBytesValue` counts each held buffer once. */
+  private readonly holders = new Map<Uint8Array, number>();
+  private queuedBytesValue = 0;
+  private encodeCountValue = 0;
+  private canceledSlowValue = 0;
 
-  constructor(private readonly core: ConsistentCore) {}
+  constructor(private readonly source: WatchSource, private readonly limits: WatchHubLimits) {}
 
+  /** Watchers streaming (not yet ended). */
   get size(): number {
     return this.watchers.size;
   }
 
-  /** Starts a watch from `fromRevision` (0: from the next change on). Returns a cancel function. */
-  watch(selector: KvKeySelector, fromRevision: number, sink: WatchSink): () => void {
-    const start = fromRevision > 0 ? fromRevision : this.core.store.revision + 1;
-    const watcher: Watcher = { selector, nextRevision: start, sink, paused: false };
+  /** Bytes queued to all watchers, each buffer once. Unit: bytes. */
+  get queuedBytes(): number {
+    return this.queuedBytesValue;
+  }
+
+  /** Events encoded so far (one per event while the cache holds it; for tests and metrics). */
+  get encodeCount(): number {
+    return this.encodeCountValue;
+  }
+
+  /** Watchers canceled `slow` so far. */
+  get canceledSlow(): number {
+    return this.canceledSlowValue;
+  }
+
+  /**
+   * Starts a watch from `fromRevision` (0: from the next change on); the caller checked the
+   * request. The stream opens with a `progress` line (the store's revision).
+   */
+  watch(selector: KvKeySelector, fromRevision: number, sink: WatchSink): WatchHandle {
+    const revision = this.source.revision;
+    const watcher: Watcher = { selector, nextRevision: fromRevision > 0 ? fromRevision
+      : revision + 1, sink, queue: [], queuedBytes: 0, live: false, done: false };
     this.watchers.add(watcher);
-    sink.write({ kind: 'progress', revision: this.core.store.revision });
-    this.pull(watcher);
-    return () => this.watchers.delete(watcher);
+    this.send(watcher, [line({ kind: 'progress', revision })]);
+    this.catchUp(watcher);
+    this.enforceTotal();
+    return { close: () => this.close(watcher) };
   }
 
-  /** The store applied something: every watcher pulls what it has not seen. */
+  /** The store applied entries: live watchers get the new events, then the bounds hold. */
   notify(): void {
-    for (const watcher of this.watchers) this.pull(watcher);
-  }
-
-  /** Tells every watcher the store's revision: proof of life on quiet streams (etcd's progress notify). */
-  progressAll(): void {
+    const revision = this.source.revision;
     for (const watcher of this.watchers) {
-      if (!watcher.paused) watcher.sink.write({ kind: 'progress', revision: this.core.store.revision });
-    }
-  }
-
-  closeAll(): void {
-    for (const watcher of this.watchers) watcher.sink.close();
-    this.watchers.clear();
-  }
-
-  private pull(watcher: Watcher): void {
-    while (!watcher.paused && this.watchers.has(watcher)) {
-      if (watcher.nextRevision > this.core.store.revision) return;
-      const page = this.core.eventsSince(watcher.nextRevision, watcher.selector, EVENTS_PER_PULL);
+      if (!watcher.live || watcher.nextRevision > revision) continue;
+      const page = this.source.eventsSince(watcher.nextRevision, watcher.selector);
       if (page.kind === 'error') {
-        const compactRevision = page.error.code === 'compacted' ? page.error.compactRevision : 0;
-        watcher.sink.write({ kind: 'compacted', compactRevision });
-        watcher.sink.close();
-        this.watchers.delete(watcher);
-        return;
+        this.endOnError(watcher, page);
+        continue;
       }
       watcher.nextRevision = page.nextRevision;
-      if (page.events.length === 0) return;
-      const flowing = watcher.sink.write({ kind: 'events', events: page.events, nextRevision: page.nextRevision });
-      if (!flowing) {
-        watcher.paused = true;
-        watcher.sink.onDrain(() => {
-          watcher.paused = false;
-          this.pull(watcher);
-        });
+      if (page.events.length > 0) this.sendEvents(watcher, page.events, page.nextRevision);
+      if (watcher.queuedBytes > this.limits.watcherBufferBytesMax) this.cancelSlow(watcher);
+    }
+    this.enforceTotal();
+  }
+
+  /** Proof of life on quiet streams (etcd's progress notify): live watchers hear the revision. */
+  progressAll(): void {
+    const revision = this.source.revision;
+    for (const watcher of this.watchers) {
+      if (watcher.live && watcher.queuedBytes === 0) {
+        this.send(watcher, [line({ kind: 'progress', revision })]);
       }
-      if (!page.more) return;
     }
   }
+
+  /** Ends every stream (the server is stopping). */
+  closeAll(): void {
+    for (const watcher of [...this.watchers]) this.finish(watcher, undefined);
+  }
+
+  /** Pulls history pages while the watcher's queue is under half its bound. */
+  private catchUp(watcher: Watcher): void {
+    const budget = this.limits.watcherBufferBytesMax / 2;
+    while (!watcher.done && watcher.queuedBytes < budget) {
+      if (watcher.nextRevision > this.source.revision) {
+        watcher.live = true;
+        return;
+      }
+      const page = this.source.eventsSince(watcher.nextRevision, watcher.selector,
+        EVENTS_PER_PULL);
+      if (page.kind === 'error') return this.endOnError(watcher, page);
+      const { events, nextRevision } = this.fitPage(page.events, page.nextRevision,
+        budget - watcher.queuedBytes);
+      watcher.nextRevision = nextRevision;
+      if (events.length > 0) this.sendEvents(watcher, events, nextRevision);
+    }
+    watcher.live = false;
+  }
+
+  /**
+   * The longest prefix of `events` whose encodings fit `bytes`, cut between revisions (at
+   * least one revision, however large), with the revision to continue from.
+   */
+  private fitPage(events: readonly KvEvent[], nextRevision: number, bytes: number):
+    { events: readonly KvEvent[]; nextRevision: number } {
+    let total = 0;
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as KvEvent;
+      const previous = events[i - 1];
+      if (previous !== undefined && previous.kv.modRevision !== event.kv.modRevision
+        && total > bytes) {
+        return { events: events.slice(0, i), nextRevision: event.kv.modRevision };
+      }
+      total += this.encode(event).length;
+    }
+    return { events, nextRevision };
+  }
+
+  private sendEvents(watcher: Watcher, events: readonly KvEvent[], nextRevision: number): void {
+    const chunks: Uint8Array[] = [EVENTS_HEAD];
+    events.forEach((event, i) => {
+      if (i > 0) chunks.push(COMMA);
+      chunks.push(this.encode(event));
+    });
+    chunks.push(utf8.encode(`],"nextRevision":${nextRevision}}\n`));
+    this.send(watcher, chunks);
+  }
+
+  /** The event's JSON, encoded once while the cache holds it. */
+  private encode(event: KvEvent): Uint8Array {
+    const cached = this.encoded.get(event);
+    if (cached !== undefined) return cached;
+    const bytes = utf8.encode(JSON.stringify(event));
+    this.encodeCountValue += 1;
+    this.encoded.set(event, bytes);
+    this.encodedBytes += bytes.length;
+    for (const [old, oldBytes] of this.encoded) {
+      if (this.encodedBytes <= ENCODED_EVENTS_BYTES_MAX || old === event) break;
+      this.encoded.delete(old);
+      this.encodedBytes -= oldBytes.length;
+    }
+    return bytes;
+  }
+
+  private send(watcher: Watcher, chunks: readonly Uint8Array[]): void {
+    let bytes = 0;
+    for (const chunk of chunks) {
+      bytes += chunk.length;
+      const held = this.holders.get(chunk) ?? 0;
+      if (held === 0) this.queuedBytesValue += chunk.length;
+      this.holders.set(chunk, held + 1);
+    }
+    const queued: Queued = { chunks, bytes, released: false };
+    watcher.queue.push(queued);
+    watcher.queuedBytes += bytes;
+    watcher.sink.write(chunks, () => this.flushed(watcher, queued));
+  }
+
+  /** The sink took `queued` (writes are taken in order): release it and what came before. */
+  private flushed(watcher: Watcher, queued: Queued): void {
+    if (queued.released) return;
+    while (watcher.queue.length > 0) {
+      const first = watcher.queue.shift() as Queued;
+      this.release(watcher, first);
+      if (first === queued) break;
+    }
+    if (watcher.queue.length === 0) this.draining.delete(watcher);
+    if (!watcher.done && !watcher.live) this.catchUp(watcher);
+  }
+
+  private release(watcher: Watcher, queued: Queued): void {
+    if (queued.released) return;
+    queued.released = true;
+    watcher.queuedBytes -= queued.bytes;
+    for (const chunk of queued.chunks) {
+      const held = this.holders.get(chunk) ?? 0;
+      assert(held > 0, () => 'watch hub: a released chunk was not held');
+      if (held > 1) this.holders.set(chunk, held - 1);
+      else {
+        this.holders.delete(chunk);
+        this.queuedBytesValue -= chunk.length;
+      }
+    }
+  }
+
+  private endOnError(watcher: Watcher, page: KvErrorResult): void {
+    // The caller validated the request, so the only error left is a compacted history.
+    const compactRevision = page.error.code === 'compacted' ? page.error.compactRevision : 0;
+    this.finish(watcher, line({ kind: 'compacted', compactRevision }));
+  }
+
+  private cancelSlow(watcher: Watcher): void {
+    this.canceledSlowValue += 1;
+    this.finish(watcher, line({ kind: 'canceled', reason: 'slow',
+      nextRevision: watcher.nextRevision }));
+  }
+
+  /** Ends the stream after what is queued; the queue drains (or the sink closes) later. */
+  private finish(watcher: Watcher, last: Uint8Array | undefined): void {
+    if (watcher.done) return;
+    watcher.done = true;
+    this.watchers.delete(watcher);
+    if (watcher.queue.length > 0) this.draining.add(watcher);
+    watcher.sink.end(last);
+  }
+
+  /** The client went away: whatever is queued for it is gone with its connection. */
+  private close(watcher: Watcher): void {
+    watcher.done = true;
+    this.watchers.delete(watcher);
+    this.draining.delete(watcher);
+    for (const queued of watcher.queue) this.release(watcher, queued);
+    watcher.queue.length = 0;
+  }
+
+  /**
+   * Past the total bound: cancel the watchers with the most queued until what the others hold
+   * is under it (a canceled watcher's queue goes when its connection takes it or is closed; the
+   * server closes canceled streams that do not drain within a few seconds).
+   */
+  private enforceTotal(): void {
+    let total = this.queuedBytesValue;
+    for (const watcher of this.draining) total -= watcher.queuedBytes;
+    if (total <= this.limits.watchBufferBytesMax) return;
+    const byQueued = [...this.watchers].sort((a, b) => b.queuedBytes - a.queuedBytes);
+    for (const watcher of byQueued) {
+      if (total <= this.limits.watchBufferBytesMax || watcher.queuedBytes === 0) return;
+      total -= watcher.queuedBytes;
+      this.cancelSlow(watcher);
+    }
+  }
+}
+
+/** A control message as one JSON line. */
+function line(message: Exclude<WatchMessage, { kind: 'events' }>): Uint8Array {
+  return utf8.encode(`${JSON.stringify(message)}\n`);
 }

@@ -17,7 +17,8 @@ import { SILENT_LOGGER } from '../../src/ports/logger.js';
 import type {
   ConsistentCore, KvWrite, ReadOutcome, WriteOutcome,
 } from '../../src/runtime/core/consistent-core.js';
-import { createHttpApi } from '../../src/server/http-api.js';
+import { CLIENT_LIMITS_DEFAULTS } from '../../src/server/client-limits.js';
+import { clientDoor, createHttpApi } from '../../src/server/http-api.js';
 import { WatchHub } from '../../src/server/watch-hub.js';
 
 /** Faults at the HTTP layer, consumed by the next request whose path starts with `path`. */
@@ -42,7 +43,7 @@ export class FakeNode {
   private portValue = 0;
 
   constructor(readonly id: NodeId, private readonly cluster: FakeCluster) {
-    this.hub = new WatchHub(this.core());
+    this.hub = new WatchHub(this.core().store, CLIENT_LIMITS_DEFAULTS);
   }
 
   get port(): number {
@@ -65,7 +66,7 @@ export class FakeNode {
   async up(): Promise<void> {
     if (this.server !== undefined) return;
     const api = createHttpApi({
-      core: this.core(), watches: this.hub, logger: SILENT_LOGGER, bodyBytesMax: 4 * 1024 * 1024,
+      core: this.core(), watches: this.hub, logger: SILENT_LOGGER, ...clientDoor(this.core()),
       requestTimeoutMs: 5000,
       clientUrlOf: (id) => this.cluster.nodes.find((n) => n.id === id)?.url,
       metrics: () => '', status: () => this.cluster.statusOf(this),
@@ -145,17 +146,27 @@ export class FakeNode {
 
 /** Makes a watch response write `messages` event messages, then half a line, then drop. */
 function cutWatchAfter(res: ServerResponse, messages: number): void {
-  const write = res.write.bind(res) as (chunk: string) => boolean;
+  type Write = (chunk: string | Uint8Array, done?: () => void) => boolean;
+  const write = res.write.bind(res) as Write;
   let sent = 0;
-  res.write = ((chunk: string) => {
-    if (!chunk.includes('"kind":"events"')) return write(chunk);
+  let cut = false;
+  res.write = ((chunk: string | Uint8Array, done?: () => void) => {
+    // The hub writes a message as several chunks; an events message starts with its head.
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+    if (cut) {
+      done?.();
+      return true;
+    }
+    if (!text.startsWith('{"kind":"events"')) return write(chunk, done);
     if (sent === messages) {
-      write(chunk.slice(0, Math.max(1, Math.floor(chunk.length / 2))));
+      cut = true;
+      write(text.slice(0, Math.max(1, Math.floor(text.length / 2))));
       res.socket?.end(); // end, not destroy: flush what was written, then drop mid-response
+      done?.();
       return true;
     }
     sent += 1;
-    return write(chunk);
+    return write(chunk, done);
   }) as typeof res.write;
 }
 

@@ -23,7 +23,8 @@ import {
 import type {
   ConsistentCore, KvWrite, LeaseListing, LeaseOutcome, LeaseStatus, ReadOutcome, WriteOutcome,
 } from '../../src/runtime/core/consistent-core.js';
-import { createHttpApi } from '../../src/server/http-api.js';
+import { CLIENT_LIMITS_DEFAULTS } from '../../src/server/client-limits.js';
+import { clientDoor, createHttpApi } from '../../src/server/http-api.js';
 import { LeaseStreamHub } from '../../src/server/lease-stream.js';
 import { WatchHub } from '../../src/server/watch-hub.js';
 
@@ -112,9 +113,9 @@ export class LeaseFakeCluster {
     const core = this.core(id);
     const clientUrlOf = (other: NodeId): string | undefined =>
       this.nodes.find((n) => n.id === other)?.url;
-    const watches = new WatchHub(core);
+    const watches = new WatchHub(core.store, CLIENT_LIMITS_DEFAULTS);
     const api = createHttpApi({ core, watches, clientUrlOf, logger: SILENT_LOGGER,
-      bodyBytesMax: 1024 * 1024, requestTimeoutMs: 2000, metrics: () => '', status: () => ({}) });
+      ...clientDoor(core), requestTimeoutMs: 2000, metrics: () => '', status: () => ({}) });
     const server = createServer((req, res) => {
       this.requests.push(`${req.method ?? '?'} ${req.url ?? '/'}`);
       api(req, res);

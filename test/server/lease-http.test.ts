@@ -15,6 +15,7 @@ import WebSocket from 'ws';
 import { parsePeerAddress, type PeerAddress } from '../../src/adapters/peer-address.js';
 import { nodeId, type NodeId } from '../../src/core/ids.js';
 import { SILENT_LOGGER } from '../../src/ports/logger.js';
+import { CLIENT_LIMITS_DEFAULTS } from '../../src/server/client-limits.js';
 import { startServer, type RunningServer } from '../../src/server/server.js';
 import { SERVER_DEFAULTS, type ServerConfig } from '../../src/server/server-config.js';
 import { waitFor } from '../support/real-cluster.js';
@@ -78,7 +79,7 @@ describe('server: lease endpoints', () => {
         peerSecretFile: join(dir, 'peer-secret'),
         snapshotCount: SERVER_DEFAULTS.snapshotCount,
         snapshotCatchUpEntries: SERVER_DEFAULTS.snapshotCatchUpEntries,
-        autoCompaction: SERVER_DEFAULTS.autoCompaction };
+        autoCompaction: SERVER_DEFAULTS.autoCompaction, limits: CLIENT_LIMITS_DEFAULTS };
       servers.push(await startServer(config, SILENT_LOGGER));
     }
   });

@@ -14,6 +14,9 @@ import { formatConfigProblems } from '../../core/config.js';
 import { nodeId } from '../../core/ids.js';
 import { ConfigInvalidError, CoordError } from '../../errors.js';
 import { dashboardAddOn } from '../../dashboard/index.js';
+import {
+  CLIENT_LIMITS_DEFAULTS, REQUEST_BYTES_CEILING, type ClientLimits,
+} from '../../server/client-limits.js';
 import { startServer, type RunningServer } from '../../server/server.js';
 import {
   parseMemberList, parseRetention, SERVER_DEFAULTS, type ClientTlsFiles, type ServerConfig,
@@ -22,8 +25,33 @@ import {
 import type { CliIo } from '../io.js';
 import { integerIn } from '../parse.js';
 
+/** One flag per client limit (client-limits.ts documents each): flag, field, range, help. */
+const LIMIT_FLAGS: readonly [string, keyof ClientLimits, number, number, string][] = [
+  ['--max-request-bytes', 'requestBytesMax', 4096, REQUEST_BYTES_CEILING,
+    'largest request body; larger is 413 CONCLAVE_REQUEST_INVALID'],
+  ['--quota-backend-bytes', 'quotaBytes', 8192, Number.MAX_SAFE_INTEGER,
+    'space quota of keys and values; past it writes get 507 CONCLAVE_QUOTA_EXCEEDED (NOSPACE)'],
+  ['--max-connections', 'connectionsMax', 1, 1_000_000, 'client connections open at once'],
+  ['--max-inflight-body-bytes', 'inflightBodyBytesMax', 4096, Number.MAX_SAFE_INTEGER,
+    'request body bytes held at once over all connections'],
+  ['--max-connection-body-bytes', 'connectionBodyBytesMax', 4096, Number.MAX_SAFE_INTEGER,
+    'request body bytes one connection may hold (default: 2 × --max-request-bytes)'],
+  ['--body-timeout-ms', 'bodyTimeoutMs', 1, 3_600_000, 'a request body must arrive within this'],
+  ['--header-timeout-ms', 'headerTimeoutMs', 1, 3_600_000,
+    'request headers must arrive within this'],
+  ['--idle-timeout-ms', 'idleTimeoutMs', 1, 3_600_000,
+    'an idle keep-alive connection is closed after this'],
+  ['--max-watchers', 'watchersMax', 1, 10_000_000, 'watch streams open at once'],
+  ['--max-connection-watchers', 'connectionWatchersMax', 1, 100_000,
+    'watch streams one connection may open'],
+  ['--max-watcher-buffer-bytes', 'watcherBufferBytesMax', 4096, Number.MAX_SAFE_INTEGER,
+    'bytes queued for one watcher; past it a live watcher is canceled "slow"'],
+  ['--max-watch-buffer-bytes', 'watchBufferBytesMax', 4096, Number.MAX_SAFE_INTEGER,
+    'bytes queued for all watchers (shared events counted once)'],
+];
+
 export function serverCommand(io: CliIo): Command {
-  return new Command('server')
+  const command = new Command('server')
     .description('run one member of a Conclave consistent core (Raft + key-value store + HTTP API)')
     .requiredOption('--name <name>', 'this member\'s name, one of --cluster')
     .requiredOption('--data-dir <dir>',
@@ -62,32 +90,37 @@ export function serverCommand(io: CliIo): Command {
     .option('--auto-compaction-retention <value>', 'history to keep: periodic mode, a duration '
       + '(30m, 1h30m) or hours (1); revision mode, revisions (1000); 0: no automatic compaction',
     '0')
-    .addOption(new Option('--log-level <level>', 'log level (JSON lines on stderr)').choices(['debug', 'info', 'warn', 'error', 'silent']).default('info'))
-    .action(async (opts: Record<string, unknown>) => {
-      const config = serverConfigFrom(opts);
-      const logger = createPinoLogger({ member: config.name }, opts['logLevel'] as LogLevel);
-      const server = await startServer(config, logger, {
-        addOn: dashboardAddOn,
-        onFatal: (error) =>
-          exitFatally(io, `conclave server ${config.name}: stopped: ${error.message}`),
-      }).catch((error: unknown): RunningServer => {
-        // A bad configuration is a usage error (exit 2, printed by the caller); anything else
-        // is a refusal: nothing is left listening, so say why and exit now.
-        if (error instanceof CoordError && error.code === 'CONCLAVE_CONFIG_INVALID') throw error;
-        exitFatally(io, `conclave: ${error instanceof Error ? error.message : String(error)}`);
-      });
-      const peerScheme = config.peerTls === undefined ? 'tcp' : 'tls';
-      io.out(`conclave server ${server.id}: clients ${server.clientUrl}, ` +
-        `peers ${peerScheme}://${opts['peerAddr'] as string}, dashboard ${server.clientUrl}/ui/`);
-      await new Promise<void>((resolve) => {
-        const stop = (signal: string): void => {
-          logger.info({ signal }, 'stopping');
-          server.stop().then(resolve, resolve);
-        };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
-      });
+    .addOption(new Option('--log-level <level>', 'log level (JSON lines on stderr)').choices(['debug', 'info', 'warn', 'error', 'silent']).default('info'));
+  for (const [flag, field, min, max, help] of LIMIT_FLAGS) {
+    const option = new Option(`${flag} <n>`, help).argParser(integerIn(min, max));
+    if (field !== 'connectionBodyBytesMax') option.default(CLIENT_LIMITS_DEFAULTS[field]);
+    command.addOption(option);
+  }
+  return command.action(async (opts: Record<string, unknown>) => {
+    const config = serverConfigFrom(opts);
+    const logger = createPinoLogger({ member: config.name }, opts['logLevel'] as LogLevel);
+    const server = await startServer(config, logger, {
+      addOn: dashboardAddOn,
+      onFatal: (error) =>
+        exitFatally(io, `conclave server ${config.name}: stopped: ${error.message}`),
+    }).catch((error: unknown): RunningServer => {
+      // A bad configuration is a usage error (exit 2, printed by the caller); anything else
+      // is a refusal: nothing is left listening, so say why and exit now.
+      if (error instanceof CoordError && error.code === 'CONCLAVE_CONFIG_INVALID') throw error;
+      exitFatally(io, `conclave: ${error instanceof Error ? error.message : String(error)}`);
     });
+    const peerScheme = config.peerTls === undefined ? 'tcp' : 'tls';
+    io.out(`conclave server ${server.id}: clients ${server.clientUrl}, ` +
+      `peers ${peerScheme}://${opts['peerAddr'] as string}, dashboard ${server.clientUrl}/ui/`);
+    await new Promise<void>((resolve) => {
+      const stop = (signal: string): void => {
+        logger.info({ signal }, 'stopping');
+        server.stop().then(resolve, resolve);
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+  });
 }
 
 /**
@@ -133,6 +166,7 @@ function serverConfigFrom(opts: Record<string, unknown>): ServerConfig {
       mode: opts['autoCompactionMode'] as 'periodic' | 'revision',
       retention: parseRetention(String(opts['autoCompactionMode']),
         String(opts['autoCompactionRetention']), problems) },
+    limits: limitsFrom(opts),
   };
   if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
   return config;
@@ -151,4 +185,21 @@ function tlsFiles(problems: ConfigProblem[], prefix: string, cert: unknown, key:
   }
   return { certFile: String(cert), keyFile: String(key),
     ...(ca === undefined ? {} : { caFile: String(ca) }) };
+}
+
+/** Commander's option key: `--max-request-bytes` is `maxRequestBytes`. */
+function attributeOf(flag: string): string {
+  return flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+function limitsFrom(opts: Record<string, unknown>): ClientLimits {
+  const limits: Record<string, number> = {};
+  for (const [flag, field] of LIMIT_FLAGS) {
+    const value = opts[attributeOf(flag)];
+    if (typeof value === 'number') limits[field] = value;
+  }
+  const requestBytesMax = limits['requestBytesMax'] ?? CLIENT_LIMITS_DEFAULTS.requestBytesMax;
+  // Two requests of the largest size may be pipelined on one connection.
+  limits['connectionBodyBytesMax'] ??= 2 * requestBytesMax;
+  return { ...CLIENT_LIMITS_DEFAULTS, ...limits };
 }

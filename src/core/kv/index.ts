@@ -71,6 +71,7 @@ export {
 } from './codec.js';
 export {
   KV_EVENT_OVERHEAD_BYTES,
+  KV_KEY_OVERHEAD_BYTES,
   KV_PUT_ENCODING_SLACK_BYTES,
   KV_STORE_DEFAULTS,
   validateKvStoreConfig,
