@@ -8,6 +8,8 @@
  * reopens one on any endpoint with `fromRevision` = that revision. A partial line of a broken
  * stream is discarded, and an event below the next revision is dropped, so no event is ever
  * skipped or delivered twice. `compacted` ends the iteration with CONCLAVE_KV_COMPACTED.
+ * `canceled` (the server cut a watcher that fell behind: reason `slow`) ends the stream after
+ * every event below its `nextRevision`; the watch reopens from there, as after a break.
  */
 import { assertNever } from '../core/assert.js';
 import type { KvEvent } from '../core/kv/types.js';
@@ -47,6 +49,7 @@ type WatchMessage =
     readonly nextRevision: number }
   | { readonly kind: 'compacted'; readonly compactRevision: number }
   | { readonly kind: 'progress'; readonly revision: number }
+  | { readonly kind: 'canceled'; readonly nextRevision: number }
   | { readonly kind: 'other' };
 
 export interface WatchComponents {
@@ -139,6 +142,10 @@ export class Watch implements AsyncIterable<KvEvent> {
         return;
       case 'compacted':
         throw new WatchCompactedError(message.compactRevision, this.next);
+      case 'canceled':
+        // Every event below nextRevision came before it; the stream ends and reopens there.
+        this.next = Math.max(this.next, message.nextRevision);
+        return;
       case 'events': {
         // Below `next`: delivered before a reconnect. The batch is in memory, so no stream is
         // reopened before it is all delivered, and `next` can say what the consumer has seen.
@@ -258,6 +265,9 @@ function parseMessage(line: string): WatchMessage {
     case 'compacted':
       return isRevision(m['compactRevision'])
         ? { kind: 'compacted', compactRevision: m['compactRevision'] } : bad();
+    case 'canceled':
+      return isRevision(m['nextRevision'])
+        ? { kind: 'canceled', nextRevision: m['nextRevision'] } : bad();
     case 'events': {
       const events = m['events'];
       if (!Array.isArray(events) || !isRevision(m['nextRevision'])
