@@ -164,6 +164,29 @@ async function afterwards(cluster: Cluster, m: Member, termBefore: number): Prom
     read: `${read.status} in ${read.ms.toFixed(0)} ms` };
 }
 
+/**
+ * The longest stretch, from now on, in which `m` did not answer /v1/status (polled every
+ * 200 ms, each poll waiting up to 2 s), over `windowMs` or until ten answers in a row.
+ * Unit: ms.
+ */
+async function unresponsiveFor(m: Member, windowMs: number): Promise<number> {
+  const start = performance.now();
+  let lastAnswer = start;
+  let longest = 0;
+  let inRow = 0;
+  while (performance.now() - start < windowMs && inRow < 10) {
+    const ok = (await statusOf(m)) !== undefined;
+    const now = performance.now();
+    if (ok) {
+      longest = Math.max(longest, now - lastAnswer);
+      lastAnswer = now;
+      inRow += 1;
+    } else inRow = 0;
+    await sleep(200);
+  }
+  return Math.round(Math.max(longest, inRow === 0 ? performance.now() - lastAnswer : 0));
+}
+
 type Probe = (cluster: Cluster) => Promise<object>;
 
 const MB = 1_000_000;
@@ -177,8 +200,8 @@ const PROBES: Record<string, Probe> = {
       'GET /v1/watch?key=big HTTP/1.1\r\nHost: x\r\n\r\n');
     await sleep(500);
     const answer = await put(leader, 'big', 'x'.repeat(MB)).catch((e: Error) => ({ status: 0, ms: NaN, body: e.message }));
-    await sleep(3000);
-    const result = { rssBeforeMiB: before.rssMiB, peakMiB: memoryOf(leader).peakMiB,
+    const unresponsiveMs = await unresponsiveFor(leader, 30_000);
+    const result = { unresponsiveMs, rssBeforeMiB: before.rssMiB, peakMiB: memoryOf(leader).peakMiB,
       rssAfterMiB: memoryOf(leader).rssMiB,
       bigPut: `${answer.status} in ${answer.ms.toFixed(0)} ms`, ...await afterwards(cluster, leader, term) };
     for (const s of sockets) s.destroy();
@@ -199,8 +222,9 @@ const PROBES: Record<string, Probe> = {
       const answer = await put(leader, `p/${i}`, 'small').catch((e: Error) => ({ status: 0, ms: NaN, body: e.message }));
       times.push(`${answer.status}/${answer.ms.toFixed(0)}ms`);
     }
-    await sleep(5000);
-    const result = { rssBeforeMiB: before.rssMiB, peakMiB: alive(follower) ? memoryOf(follower).peakMiB : 'dead',
+    const unresponsiveMs = await unresponsiveFor(follower, 30_000);
+    const result = { unresponsiveMs, rssBeforeMiB: before.rssMiB,
+      peakMiB: alive(follower) ? memoryOf(follower).peakMiB : 'dead',
       rssAfterMiB: alive(follower) ? memoryOf(follower).rssMiB : 'dead', puts: times.join(' '),
       ...await afterwards(cluster, follower, term) };
     for (const s of sockets) s.destroy();

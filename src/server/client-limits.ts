@@ -168,9 +168,5 @@ export function validateClientLimits(limits: ClientLimits): ConfigProblem[] {
     problems.push({ field: 'inflightBodyBytesMax', value: inflightBodyBytesMax,
       rule: `must be at least requestBytesMax (${requestBytesMax})` });
   }
-  if (limits.watchersMax > limits.connectionsMax * limits.connectionWatchersMax) {
-    problems.push({ field: 'watchersMax', value: limits.watchersMax,
-      rule: 'must be at most connectionsMax × connectionWatchersMax' });
-  }
   return problems;
 }

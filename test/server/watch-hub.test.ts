@@ -14,6 +14,8 @@ import { KvStore, type KvEvent, type KvKeySelector } from '../../src/core/kv/ind
 import { WatchHub, type WatchSink } from '../../src/server/watch-hub.js';
 
 const NOW = 1_700_000_000_000;
+/** Runs the hub's fan-out turns at once, so each step of a test sees its effects. */
+const now = (task: () => void): void => task();
 const decoder = new TextDecoder();
 
 /** A consumer that takes written chunks only when told to. */
@@ -74,7 +76,7 @@ describe('server: watch hub', () => {
   test('one encoding per event, whatever the number of watchers', () => {
     const bench = new Bench();
     const hub = new WatchHub(bench.store, { watcherBufferBytesMax: 1 << 22,
-      watchBufferBytesMax: 1 << 24 });
+      watchBufferBytesMax: 1 << 24 }, now);
     const sinks = Array.from({ length: 500 }, () => new SlowSink());
     for (const sink of sinks) hub.watch({ key: 'k' }, 0, sink);
     bench.put('k', 'x'.repeat(100_000));
@@ -91,7 +93,7 @@ describe('server: watch hub', () => {
     () => {
       const bench = new Bench();
       const hub = new WatchHub(bench.store, { watcherBufferBytesMax: 4096,
-        watchBufferBytesMax: 1 << 20 });
+        watchBufferBytesMax: 1 << 20 }, now);
       const slow = new SlowSink();
       const start = bench.store.revision + 1;
       hub.watch({ key: 'a/', prefix: true }, 0, slow);
@@ -120,7 +122,7 @@ describe('server: watch hub', () => {
     const bench = new Bench();
     for (let i = 0; i < 200; i++) bench.put(`h/${i}`, 'v'.repeat(100));
     const hub = new WatchHub(bench.store, { watcherBufferBytesMax: 4096,
-      watchBufferBytesMax: 1 << 20 });
+      watchBufferBytesMax: 1 << 20 }, now);
     const sink = new SlowSink();
     hub.watch({ key: 'h/', prefix: true }, 2, sink);
     assert.ok(hub.queuedBytes <= 4096, `${hub.queuedBytes}`);
@@ -138,7 +140,7 @@ describe('server: watch hub', () => {
   test('past the total bound the watchers with the most queued are canceled', () => {
     const bench = new Bench();
     const hub = new WatchHub(bench.store, { watcherBufferBytesMax: 1 << 20,
-      watchBufferBytesMax: 10_000 });
+      watchBufferBytesMax: 10_000 }, now);
     const sinks = Array.from({ length: 5 }, (_, i) => {
       const sink = new SlowSink();
       hub.watch({ key: `t/${i}` }, 0, sink);
@@ -189,7 +191,7 @@ describe('server: watch hub under random slow consumers (property)', () => {
     fc.assert(fc.property(fc.array(opArbitrary, { minLength: 20, maxLength: 120 }), (ops) => {
       const bench = new Bench();
       const limits = { watcherBufferBytesMax: 2048, watchBufferBytesMax: 12_000 };
-      const hub = new WatchHub(bench.store, limits);
+      const hub = new WatchHub(bench.store, limits, now);
       const subs: Subscription[] = [];
       for (const op of ops) {
         step(bench, hub, subs, op);
