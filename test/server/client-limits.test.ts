@@ -114,7 +114,7 @@ describe('server: client limits (real processes)', { skip: !BUILT && 'run npm ru
   before(async () => {
     cluster = await RealCluster.start({ nodes: 3, heartbeatMs: 100, electionTimeoutMs: 1000,
       serverArgs: ['--max-watcher-buffer-bytes', String(256 * 1024),
-        '--quota-backend-bytes', String(24 * MIB), '--max-inflight-body-bytes', String(6 * MIB),
+        '--quota-backend-bytes', String(12 * MIB), '--max-inflight-body-bytes', String(6 * MIB),
         '--body-timeout-ms', '3000'] });
     await cluster.waitForLeader(DEADLINE_MS);
   });
@@ -126,22 +126,26 @@ describe('server: client limits (real processes)', { skip: !BUILT && 'run npm ru
     async () => {
       const leader = await cluster.waitForLeader(DEADLINE_MS);
       const follower = cluster.members.find((m) => m !== leader) as RealMember;
+      const canceledBefore = await metric(follower, 'conclave_watchers_canceled_slow');
       const value = 'x'.repeat(1_000_000);
-      for (let i = 0; i < 3; i++) {
-        assert.equal((await write(cluster, '/v1/kv/put', { key: `p/${i}`, value })).status, 200);
-      }
       const onLeader = await unread(leader, 200, 'GET /v1/watch?key=big HTTP/1.1\r\nHost: t\r\n\r\n');
-      const onFollower = await unread(follower, 1000,
+      const onFollower = await unread(follower, 100,
         'GET /v1/watch?key=p/&prefix=true HTTP/1.1\r\nHost: t\r\n\r\n');
       try {
         assert.equal((await write(cluster, '/v1/kv/put', { key: 'big', value })).status, 200);
-        // Small puts over 1 MB values: each event carries a 1 MB prevKv to 1,000 watchers.
-        for (let i = 0; i < 3; i++) {
-          const answer = await write(cluster, '/v1/kv/put', { key: `p/${i}`, value: 's' });
+        // 6 MB of values, then small puts over them: each event carries a 1 MB prevKv. 12 MB
+        // per watcher is more than the kernel's socket buffers take (about 4 MB on loopback).
+        for (let i = 0; i < 12; i++) {
+          const answer = await write(cluster, '/v1/kv/put', { key: `p/${i % 6}`,
+            value: i < 6 ? value : 's' });
           assert.equal(answer.status, 200);
         }
-        await waitFor(async () => ((await metric(follower, 'conclave_watchers_canceled_slow')
-          .catch(() => 0)) >= 900 ? true : undefined), DEADLINE_MS, 'unread watchers canceled');
+        let canceled = 0;
+        await waitFor(async () => {
+          canceled = await metric(follower, 'conclave_watchers_canceled_slow') - canceledBefore;
+          return canceled >= 90 ? true : undefined;
+        }, DEADLINE_MS, `unread watchers canceled (${canceled} so far)`);
+        assert.ok(await metric(follower, 'conclave_watch_queued_bytes') <= 64 * MIB);
         await serves(cluster, leader);
         await serves(cluster, follower);
         for (const m of [leader, follower]) {
