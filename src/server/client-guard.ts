@@ -60,6 +60,23 @@ export class ClientGuard {
     server.requestTimeout = this.limits.headerTimeoutMs + this.limits.bodyTimeoutMs + 5000;
     server.keepAliveTimeout = this.limits.idleTimeoutMs;
     server.on('connection', (socket: Socket) => this.accept(socket, tls));
+    // Expect: 100-continue: a body announced over the limit is refused before it is sent.
+    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      const declared = Number(req.headers['content-length'] ?? '0');
+      if (declared <= this.limits.requestBytesMax) {
+        res.writeContinue();
+        server.emit('request', req, res);
+        return;
+      }
+      this.refusedValue += 1;
+      const error = new CoordError('CONCLAVE_REQUEST_INVALID', `the body of ${declared} bytes `
+        + `is over the limit of ${this.limits.requestBytesMax} (--max-request-bytes)`);
+      const body = JSON.stringify({ error: { code: error.code, message: error.message,
+        outcome: 'failed' } });
+      res.writeHead(413, { 'content-type': 'application/json', connection: 'close',
+        'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
     server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
       answerClientError(error, socket);
     });

@@ -280,6 +280,8 @@ export async function startServer(config: ServerConfig, logger: Logger,
     : createHttpsServer({ ...clientTls, ...timing }, handler);
   guard.install(http, clientTls !== undefined);
   http.on('upgrade', (req, socket, head) => {
+    // A connection refused at the connection limit gets no stream either (lease or dashboard).
+    if (guard.state(req.socket) === undefined) return void socket.destroy();
     if (extra?.handleUpgrade(req, socket, head) === true) return;
     if (leaseStreams?.handleUpgrade(req, socket, head) !== true) socket.destroy();
   });
