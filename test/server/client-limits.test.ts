@@ -109,7 +109,9 @@ async function serves(cluster: RealCluster, member: RealMember): Promise<void> {
   }, DEADLINE_MS, `${member.name} to serve a read`);
 }
 
-describe('server: client limits (real processes)', { skip: !BUILT && 'run npm run build first' }, () => {
+const NOT_BUILT = !BUILT && 'run npm run build first';
+
+describe('server: client limits (real processes)', { skip: NOT_BUILT }, () => {
   let cluster: RealCluster;
   before(async () => {
     cluster = await RealCluster.start({ nodes: 3, heartbeatMs: 100, electionTimeoutMs: 1000,
@@ -128,7 +130,8 @@ describe('server: client limits (real processes)', { skip: !BUILT && 'run npm ru
       const follower = cluster.members.find((m) => m !== leader) as RealMember;
       const canceledBefore = await metric(follower, 'conclave_watchers_canceled_slow');
       const value = 'x'.repeat(1_000_000);
-      const onLeader = await unread(leader, 200, 'GET /v1/watch?key=big HTTP/1.1\r\nHost: t\r\n\r\n');
+      const onLeader = await unread(leader, 200,
+        'GET /v1/watch?key=big HTTP/1.1\r\nHost: t\r\n\r\n');
       const onFollower = await unread(follower, 100,
         'GET /v1/watch?key=p/&prefix=true HTTP/1.1\r\nHost: t\r\n\r\n');
       try {
@@ -241,9 +244,10 @@ describe('server: client limits (real processes)', { skip: !BUILT && 'run npm ru
       }
       await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, DEADLINE_MS))]);
       assert.equal(answers.length, 8, 'every slow sender was disconnected');
-      assert.ok(answers.some((a) => a.startsWith('HTTP/1.1 503') && a.includes('CONCLAVE_LIMIT_EXCEEDED')),
-        answers.map((a) => a.slice(0, 40)).join(' | '));
-      assert.ok(answers.some((a) => a.startsWith('HTTP/1.1 408') && a.includes('CONCLAVE_TIMEOUT')));
+      const got = (status: string, code: string): boolean =>
+        answers.some((a) => a.startsWith(`HTTP/1.1 ${status}`) && a.includes(code));
+      assert.ok(got('503', 'CONCLAVE_LIMIT_EXCEEDED'), answers.map((a) => a.slice(0, 40)).join('|'));
+      assert.ok(got('408', 'CONCLAVE_TIMEOUT'));
       assert.ok(peakRssMiB(leader) < RSS_CEILING_MIB, `peaked at ${peakRssMiB(leader)} MiB`);
       await serves(cluster, leader);
     });
@@ -290,16 +294,18 @@ describe('server: client limits (real processes)', { skip: !BUILT && 'run npm ru
       }
       const small = await write(cluster, '/v1/kv/put', { key: 'q/small', value: 's' });
       assert.equal(small.status, 507, 'while NOSPACE is on, no write adds data');
-      assert.equal((await write(cluster, '/v1/kv/delete', { key: 'q/', prefix: true })).status, 200);
+      const freed = await write(cluster, '/v1/kv/delete', { key: 'q/', prefix: true });
+      assert.equal(freed.status, 200);
       for (const m of cluster.members) {
         await waitFor(async () => (JSON.stringify(await alarmsOf(m)) === '[]' ? true : undefined),
           DEADLINE_MS, `${m.name} to clear NOSPACE`);
       }
-      assert.equal((await write(cluster, '/v1/kv/put', { key: 'q/small', value: 's' })).status, 200);
+      const again = await write(cluster, '/v1/kv/put', { key: 'q/small', value: 's' });
+      assert.equal(again.status, 200);
     });
 });
 
-describe('server: connection limit (real process)', { skip: !BUILT && 'run npm run build first' }, () => {
+describe('server: connection limit (real process)', { skip: NOT_BUILT }, () => {
   let cluster: RealCluster;
   before(async () => {
     cluster = await RealCluster.start({ nodes: 1, heartbeatMs: 100, electionTimeoutMs: 1000,

@@ -25,8 +25,8 @@ import { waitFor } from '../support/real-cluster.js';
 
 const ERRORS_DOC = fileURLToPath(new URL('../../docs/errors.md', import.meta.url));
 /** The codes docs/errors.md documents (its table's first column). */
-const DOCUMENTED = new Set([...readFileSync(ERRORS_DOC, 'utf8').matchAll(/^\| `(CONCLAVE_[A-Z_]+)`/gm)]
-  .map((m) => m[1] as string));
+const DOCUMENTED = new Set([...readFileSync(ERRORS_DOC, 'utf8')
+  .matchAll(/^\| `(CONCLAVE_[A-Z_]+)`/gm)].map((m) => m[1] as string));
 
 const dir = mkdtempSync(join(tmpdir(), 'conclave-http-property-'));
 let server: RunningServer;
@@ -128,7 +128,8 @@ const ODD_PATHS = ['/v1/kv/put?x=1', '/v1/../etc/passwd', '//v1/kv/put', '/%zz',
 
 /** Mostly a route with its own method (so bodies reach validation), sometimes anything. */
 const route: fc.Arbitrary<{ method: string; path: string }> = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom(...POST_PATHS).map((path) => ({ method: 'POST', path })) },
+  { weight: 6,
+    arbitrary: fc.constantFrom(...POST_PATHS).map((path) => ({ method: 'POST', path })) },
   { weight: 2, arbitrary: fc.constantFrom(...GET_PATHS).map((path) => ({ method: 'GET', path })) },
   { weight: 2, arbitrary: fc.record({
     method: fc.constantFrom('POST', 'GET', 'PUT', 'DELETE', 'HEAD', 'OPTIONS', 'BREW', 'G ET', ''),
@@ -155,7 +156,8 @@ const fieldsBody = fc.record({
 const utf8 = new TextEncoder();
 const body = fc.oneof(
   { weight: 5, arbitrary: fieldsBody.map((b) => utf8.encode(JSON.stringify(b))) },
-  { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => utf8.encode(JSON.stringify(v))) },
+  { weight: 2,
+    arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => utf8.encode(JSON.stringify(v))) },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }) },
   { weight: 1, arbitrary: fc.constant(Uint8Array.of(...utf8.encode('{"key":"a","value":"'),
     0xff, 0xfe, ...utf8.encode('"}'))) },
@@ -191,6 +193,11 @@ const rawRequest: fc.Arbitrary<RawRequest> = fc.record({ route, body, framing,
   headers: headerLines, cuts: fc.array(fc.nat(), { maxLength: 4 }) })
   .map(({ route: { method, path }, ...rest }) => ({ method, path, ...rest }));
 
+/** One chunk of a chunked body: size line, data, line end. */
+function chunkOf(data: Uint8Array): Uint8Array[] {
+  return [utf8.encode(`${data.length.toString(16)}\r\n`), data, utf8.encode('\r\n')];
+}
+
 function bytesOf(r: RawRequest): Uint8Array[] {
   const lines = [`${r.method} ${r.path} HTTP/1.1`, 'Host: test', 'Connection: close', ...r.headers];
   let payload: Uint8Array = r.body;
@@ -203,10 +210,10 @@ function bytesOf(r: RawRequest): Uint8Array[] {
     let at = 0;
     for (const cut of [...r.cuts, r.body.length]) {
       const end = Math.min(r.body.length, at + (cut % 64) + 1);
-      if (end > at) parts.push(utf8.encode(`${(end - at).toString(16)}\r\n`), r.body.subarray(at, end), utf8.encode('\r\n'));
+      if (end > at) parts.push(...chunkOf(r.body.subarray(at, end)));
       at = end;
     }
-    if (at < r.body.length) parts.push(utf8.encode(`${(r.body.length - at).toString(16)}\r\n`), r.body.subarray(at), utf8.encode('\r\n'));
+    if (at < r.body.length) parts.push(...chunkOf(r.body.subarray(at)));
     parts.push(utf8.encode('0\r\n\r\n'));
     payload = Buffer.concat(parts);
   }
@@ -235,7 +242,8 @@ function checkAnswer(answer: Answer, request: RawRequest): void {
     return assert.fail(`${where}: the error body is not JSON: ${answer.body.slice(0, 200)}`);
   }
   const code = parsed.error?.code;
-  assert.ok(typeof code === 'string' && DOCUMENTED.has(code), `${where}: undocumented ${String(code)}`);
+  assert.ok(typeof code === 'string' && DOCUMENTED.has(code),
+    `${where}: undocumented ${String(code)}`);
   assert.ok(parsed.error?.outcome === 'failed' || parsed.error?.outcome === 'unknown', where);
   assert.equal(typeof parsed.error?.message, 'string', where);
 }
@@ -247,7 +255,8 @@ describe('server: HTTP API under random and malformed requests (property)', () =
     const client = address(await freePort());
     const n1 = nodeId('n1');
     server = await startServer({ name: n1, dataDir: join(dir, 'n1'), peerAddress: peer,
-      clientAddress: client, cluster: new Map([[n1, peer]]), clientAddresses: new Map([[n1, client]]),
+      clientAddress: client, cluster: new Map([[n1, peer]]),
+      clientAddresses: new Map([[n1, client]]),
       heartbeatMs: 20, electionTimeoutMs: 200, insecure: false, clusterName: 'http-property',
       limits: { ...CLIENT_LIMITS_DEFAULTS, headerTimeoutMs: 400, bodyTimeoutMs: 400,
         requestBytesMax: 16 * 1024, connectionBodyBytesMax: 32 * 1024 } }, SILENT_LOGGER);
@@ -268,23 +277,24 @@ describe('server: HTTP API under random and malformed requests (property)', () =
     }
   });
 
-  test('every answer is a success or a documented error; nothing throws; the member serves', async () => {
-    let answered = 0;
-    let errors = 0;
-    await fc.assert(fc.asyncProperty(rawRequest, async (request) => {
-      const answer = await exchange(bytesOf(request), request.method === 'HEAD');
-      // A request the server cannot even frame may end with a close after its answer.
-      if (answer === 'closed') return;
-      answered += 1;
-      if (answer.status !== 200) errors += 1;
-      checkAnswer(answer, request);
-    }), { numRuns: 400 });
-    assert.deepEqual(uncaught, []);
-    assert.ok(answered > 300 && errors > 100 && answered - errors > 20,
-      `${answered} answered, ${errors} errors`);
-    // Still serving: a plain put and a read.
-    const put = await exchange([utf8.encode('POST /v1/kv/put HTTP/1.1\r\nHost: t\r\n'
-      + 'Connection: close\r\nContent-Length: 25\r\n\r\n{"key":"ok","value":"1"}\n')], false);
-    assert.ok(put !== 'closed' && put.status === 200, JSON.stringify(put));
-  });
+  test('every answer is a success or a documented error; nothing throws; the member serves',
+    async () => {
+      let answered = 0;
+      let errors = 0;
+      await fc.assert(fc.asyncProperty(rawRequest, async (request) => {
+        const answer = await exchange(bytesOf(request), request.method === 'HEAD');
+        // A request the server cannot even frame may end with a close after its answer.
+        if (answer === 'closed') return;
+        answered += 1;
+        if (answer.status !== 200) errors += 1;
+        checkAnswer(answer, request);
+      }), { numRuns: 400 });
+      assert.deepEqual(uncaught, []);
+      assert.ok(answered > 300 && errors > 100 && answered - errors > 20,
+        `${answered} answered, ${errors} errors`);
+      // Still serving: a plain put is applied.
+      const put = await exchange([utf8.encode('POST /v1/kv/put HTTP/1.1\r\nHost: t\r\n'
+        + 'Connection: close\r\nContent-Length: 25\r\n\r\n{"key":"ok","value":"1"}\n')], false);
+      assert.ok(put !== 'closed' && put.status === 200, JSON.stringify(put));
+    });
 });

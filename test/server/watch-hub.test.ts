@@ -48,7 +48,8 @@ class SlowSink implements WatchSink {
   }
 
   messages(): Record<string, unknown>[] {
-    return this.text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+    return this.text.split('\n').filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   }
 }
 
