@@ -279,13 +279,18 @@ const PROBES: Record<string, Probe> = {
     await sleep(2000);
     const after = cluster.members.map((m) => (alive(m) ? memoryOf(m).rssMiB : -1));
     const peaks = cluster.members.map((m) => (alive(m) ? memoryOf(m).peakMiB : -1));
+    // What holds the memory: the idempotency records, or the log (no compaction yet).
+    const recordsBytes = await Promise.all(cluster.members.map((m) =>
+      counter(m, 'conclave_idempotency_records_bytes')));
+    const lastIndex = await Promise.all(cluster.members.map((m) =>
+      counter(m, 'conclave_last_index')));
     const restarted = cluster.follower(leader);
     await cluster.restart(restarted);
     await sleep(1000);
     for (let i = 0; i < 200 && (await statusOf(restarted)) === undefined; i++) await sleep(100);
     await sleep(2000);
     return { putsOk: ok, leaderChanges, lastFailure: failed, putsSeconds: Number(seconds.toFixed(1)),
-      rssBeforeMiB: before, rssAfterMiB: after, peakMiB: peaks,
+      rssBeforeMiB: before, rssAfterMiB: after, peakMiB: peaks, recordsBytes, lastIndex,
       rssAfterRestartMiB: memoryOf(restarted).rssMiB, ...await afterwards(cluster, leader, term) };
   },
   'slow-loris': async (cluster) => {
