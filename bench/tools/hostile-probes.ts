@@ -52,7 +52,9 @@ class Cluster {
     member.process = this.group.spawn(member.name, process.execPath, [BIN, 'server',
       '--name', member.name, '--data-dir', join(this.dir, member.name),
       '--peer-addr', `127.0.0.1:${member.peerPort}`, '--client-addr', `127.0.0.1:${member.clientPort}`,
-      '--cluster', peers, '--client-urls', clients, '--log-level', 'warn', ...this.extraArgs],
+      '--cluster', peers, '--client-urls', clients, '--log-level', 'warn',
+      // One cluster secret for all (made by the first member to start): peers authenticate.
+      '--peer-secret-file', join(this.dir, 'peer-secret'), ...this.extraArgs],
     { stdio: ['ignore', 'ignore', 'inherit'] });
   }
 
