@@ -248,19 +248,10 @@ export async function startServer(config: ServerConfig, logger: Logger,
   const api = createHttpApi({
     core, watches: hub, guard, quota, limits, clientUrlOf, logger,
     requestTimeoutMs: 4 * config.electionTimeoutMs,
-    metrics: () => metrics.render(core.status(), {
-      revision: core.store.revision, watchers: hub.size,
-      client_connections: guard.connections,
-      request_body_bytes_inflight: guard.bodyBytesInflight,
-      client_requests_refused_at_limits: guard.refused,
-      watch_queued_bytes: hub.queuedBytes, watchers_canceled_slow: hub.canceledSlow,
-      keyspace_bytes: core.store.keyspaceBytes, quota_bytes: limits.quotaBytes,
-      alarm_nospace: quota.alarms.includes('NOSPACE') ? 1 : 0,
-      idempotency_records: core.store.clientCount,
-      idempotency_records_bytes: core.store.clientsSizeBytes,
-    }, [{ name: 'conclave_peer_handshakes_refused_total', label: 'reason',
-      help: 'Peer connections refused before they became links, by reason (docs/security.md).',
-      values: transport.metrics().handshakesRefusedByReason }],
+    metrics: () => metrics.render(core.status(), gaugesOf(core, hub, guard, quota, limits),
+      [{ name: 'conclave_peer_handshakes_refused_total', label: 'reason',
+        help: 'Peer connections refused before they became links, by reason (docs/security.md).',
+        values: transport.metrics().handshakesRefusedByReason }],
       transport.metrics().invalidMessages),
     status: () => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms }),
   });
@@ -336,6 +327,22 @@ function closingOnThrow<T>(make: () => T, close: () => void): T {
     close();
     throw error;
   }
+}
+
+/** The gauges of /metrics beside Raft's: the store, watchers and the client door's limits. */
+function gaugesOf(core: ConsistentCore, hub: WatchHub, guard: ClientGuard, quota: SpaceQuota,
+  limits: ClientLimits): Record<string, number> {
+  return {
+    revision: core.store.revision, watchers: hub.size,
+    client_connections: guard.connections,
+    request_body_bytes_inflight: guard.bodyBytesInflight,
+    client_requests_refused_at_limits: guard.refused,
+    watch_queued_bytes: hub.queuedBytes, watchers_canceled_slow: hub.canceledSlow,
+    keyspace_bytes: core.store.keyspaceBytes, quota_bytes: limits.quotaBytes,
+    alarm_nospace: quota.alarms.includes('NOSPACE') ? 1 : 0,
+    idempotency_records: core.store.clientCount,
+    idempotency_records_bytes: core.store.clientsSizeBytes,
+  };
 }
 
 function raftTuning(config: ServerConfig): RaftTuning {

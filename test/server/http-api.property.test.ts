@@ -21,6 +21,8 @@ import { nodeId } from '../../src/core/ids.js';
 import { SILENT_LOGGER } from '../../src/ports/logger.js';
 import { CLIENT_LIMITS_DEFAULTS } from '../../src/server/client-limits.js';
 import { startServer, type RunningServer } from '../../src/server/server.js';
+import { SERVER_DEFAULTS } from '../../src/server/server-config.js';
+import { clusterDeadlines } from '../support/deadlines.js';
 import { waitFor } from '../support/real-cluster.js';
 
 const ERRORS_DOC = fileURLToPath(new URL('../../docs/errors.md', import.meta.url));
@@ -119,7 +121,7 @@ function parse(data: Buffer, head: boolean, closed: boolean): Answer | undefined
 }
 
 const POST_PATHS = ['/v1/kv/put', '/v1/kv/delete', '/v1/kv/txn', '/v1/kv/range',
-  '/v1/lease/grant', '/v1/lease/revoke', '/v1/lease/keepalive', '/v1/lease/ttl'];
+  '/v1/kv/compact', '/v1/lease/grant', '/v1/lease/revoke', '/v1/lease/keepalive', '/v1/lease/ttl'];
 const GET_PATHS = ['/v1/lease/list', '/v1/status', '/metrics', '/v1/watch?key=a',
   '/v1/watch?key=a&prefix=maybe', '/v1/watch?key=p&prefix=1', '/v1/watch?fromRevision=-1&key=b',
   '/v1/watch?key=a&key=b', '/v1/watch', '/v1/watch?key=a&fromRevision=99999999999999999'];
@@ -258,11 +260,15 @@ describe('server: HTTP API under random and malformed requests (property)', () =
       clientAddress: client, cluster: new Map([[n1, peer]]),
       clientAddresses: new Map([[n1, client]]),
       heartbeatMs: 20, electionTimeoutMs: 200, insecure: false, clusterName: 'http-property',
+      snapshotCount: SERVER_DEFAULTS.snapshotCount,
+      snapshotCatchUpEntries: SERVER_DEFAULTS.snapshotCatchUpEntries,
+      autoCompaction: SERVER_DEFAULTS.autoCompaction,
       limits: { ...CLIENT_LIMITS_DEFAULTS, headerTimeoutMs: 400, bodyTimeoutMs: 400,
         requestBytesMax: 16 * 1024, connectionBodyBytesMax: 32 * 1024 } }, SILENT_LOGGER);
     port = client.port;
     await waitFor(async () => (server.core.status().role === 'leader' ? true : undefined),
-      10_000, 'the member to lead');
+      clusterDeadlines({ heartbeatMs: 20, electionTimeoutMs: 200 }).leaderMs,
+      'the member to lead');
   });
   after(async () => {
     process.off('uncaughtException', onUncaught);

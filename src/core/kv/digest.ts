@@ -11,8 +11,9 @@
  * The hash: two 32-bit lanes over the UTF-16 units of length-prefixed fields, two units per
  * step (an FNV-1a-style lane and a multiply-rotate lane), each finished with MurmurHash3's
  * avalanche, printed as 16 hex digits. Pure and deterministic, so every replica computes the
- * same digest from the same entry. It guards against mistakes (a copied curl line, a reset sequence counter), not an
- * adversary: anyone who can send under a client id can already spend its sequence numbers.
+ * same digest from the same entry. It guards against mistakes (a copied curl line, a reset
+ * sequence counter), not an adversary: anyone who can send under a client id can already
+ * spend its sequence numbers.
  */
 import { assertNever } from '../assert.js';
 import type { KvClientCommand, KvCompare, KvTxnOp } from './types.js';

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import {
-  checkKvSnapshot, decodeKvSnapshot, encodeKvSnapshot, KV_SNAPSHOT_FORMAT_SECTIONS_V2, KvStore,
+  checkKvSnapshot, decodeKvSnapshot, encodeKvSnapshot, KV_SNAPSHOT_FORMAT_SECTIONS_V2,
+  KvSnapshotEncoder, KvStore,
 } from '../../../src/core/kv/index.js';
 import type { KvSnapshot } from '../../../src/core/kv/index.js';
 import { Driver } from './harness.js';
@@ -81,6 +82,38 @@ describe('kv: snapshot', () => {
     assert.equal(store.toSnapshot().format, 2);
   });
 
+  test('the idempotency table (digests, trimmed answers, its bytes) survives a stepped snapshot',
+    () => {
+      // Bounded in bytes so that some clients were evicted: the restored table is the same set.
+      const d = new Driver({ clientsBytesMax: 8 * 1024, clientResultBytesMax: 1024 });
+      const big = 'v'.repeat(3000);
+      for (let i = 0; i < 40; i++) d.put(`k${i % 4}`, `${big}${i}`, `c${i}`);
+      d.run({ kind: 'put', key: 'k0', value: 'x', prevKv: true }, 'last');
+      const record = d.store.clientRecord('last');
+      assert.deepEqual(record?.result, { kind: 'put', revision: d.store.revision,
+        trimmed: true });
+      assert.ok(d.store.clientCount < 41 && d.store.clientsSizeBytes <= 8 * 1024);
+      // The server's path: a copy-on-write capture encoded in tiny sections, then restored.
+      const capture = d.store.captureSnapshot();
+      const bytes = new KvSnapshotEncoder(capture, 256).finish();
+      capture.release();
+      const decoded = decodeKvSnapshot(bytes);
+      assert.ok(!('kind' in decoded), JSON.stringify(decoded));
+      assert.equal(decoded.format, 2);
+      assert.deepEqual(decoded, d.store.toSnapshot());
+      const restored = new KvStore(d.store.config);
+      restored.restore(decoded);
+      assert.deepEqual(restored.toSnapshot(), d.store.toSnapshot());
+      assert.equal(restored.clientsSizeBytes, d.store.clientsSizeBytes);
+      assert.equal(restored.clientRecord('last')?.digest, record?.digest);
+      // A retry after the restore gets the saved (trimmed) answer; a reused key is refused.
+      const retry = { kind: 'put', key: 'k0', value: 'x', prevKv: true, clientId: 'last',
+        sequence: 1, nowMs: d.nowMs } as const;
+      assert.deepEqual(restored.apply(d.index + 1, retry), record?.result);
+      const reused = restored.apply(d.index + 2, { ...retry, value: 'y' });
+      assert.equal(reused.kind === 'error' && reused.error.code, 'idempotency-mismatch');
+    });
+
   test('fromSnapshot refuses an inconsistent snapshot as a programmer error', () => {
     const base = sample();
     assert.deepEqual(checkKvSnapshot(base), []);
@@ -107,7 +140,7 @@ describe('kv: snapshot', () => {
       return [...length, kind, ...body];
     };
     const header = (counts: Record<string, number>): number[] => section(0, utf8(JSON.stringify({
-      format: 1, appliedIndex: snapshot.appliedIndex, revision: snapshot.revision,
+      format: snapshot.format, appliedIndex: snapshot.appliedIndex, revision: snapshot.revision,
       compactRevision: snapshot.compactRevision, logTimeMs: snapshot.logTimeMs, counts })));
     const kvsBody = (items: [string, string, number, number, number, number][]): number[] =>
       [...varint(items.length), ...items.flatMap(([k, v, ...numbers]) => [
