@@ -260,6 +260,7 @@ describe('server: HTTP API under random and malformed requests (property)', () =
       clientAddress: client, cluster: new Map([[n1, peer]]),
       clientAddresses: new Map([[n1, client]]),
       heartbeatMs: 20, electionTimeoutMs: 200, insecure: false, clusterName: 'http-property',
+      initialClusterToken: '',
       snapshotCount: SERVER_DEFAULTS.snapshotCount,
       snapshotCatchUpEntries: SERVER_DEFAULTS.snapshotCatchUpEntries,
       autoCompaction: SERVER_DEFAULTS.autoCompaction,
