@@ -96,30 +96,33 @@ export function serverCommand(io: CliIo): Command {
     if (field !== 'connectionBodyBytesMax') option.default(CLIENT_LIMITS_DEFAULTS[field]);
     command.addOption(option);
   }
-  return command.action(async (opts: Record<string, unknown>) => {
-    const config = serverConfigFrom(opts);
-    const logger = createPinoLogger({ member: config.name }, opts['logLevel'] as LogLevel);
-    const server = await startServer(config, logger, {
-      addOn: dashboardAddOn,
-      onFatal: (error) =>
-        exitFatally(io, `conclave server ${config.name}: stopped: ${error.message}`),
-    }).catch((error: unknown): RunningServer => {
-      // A bad configuration is a usage error (exit 2, printed by the caller); anything else
-      // is a refusal: nothing is left listening, so say why and exit now.
-      if (error instanceof CoordError && error.code === 'CONCLAVE_CONFIG_INVALID') throw error;
-      exitFatally(io, `conclave: ${error instanceof Error ? error.message : String(error)}`);
-    });
-    const peerScheme = config.peerTls === undefined ? 'tcp' : 'tls';
-    io.out(`conclave server ${server.id}: clients ${server.clientUrl}, ` +
-      `peers ${peerScheme}://${opts['peerAddr'] as string}, dashboard ${server.clientUrl}/ui/`);
-    await new Promise<void>((resolve) => {
-      const stop = (signal: string): void => {
-        logger.info({ signal }, 'stopping');
-        server.stop().then(resolve, resolve);
-      };
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      process.once('SIGINT', () => stop('SIGINT'));
-    });
+  return command.action((opts: Record<string, unknown>) => runServer(io, opts));
+}
+
+/** Starts the member and serves until SIGTERM or SIGINT (or a fatal error exits). */
+async function runServer(io: CliIo, opts: Record<string, unknown>): Promise<void> {
+  const config = serverConfigFrom(opts);
+  const logger = createPinoLogger({ member: config.name }, opts['logLevel'] as LogLevel);
+  const server = await startServer(config, logger, {
+    addOn: dashboardAddOn,
+    onFatal: (error) =>
+      exitFatally(io, `conclave server ${config.name}: stopped: ${error.message}`),
+  }).catch((error: unknown): RunningServer => {
+    // A bad configuration is a usage error (exit 2, printed by the caller); anything else
+    // is a refusal: nothing is left listening, so say why and exit now.
+    if (error instanceof CoordError && error.code === 'CONCLAVE_CONFIG_INVALID') throw error;
+    exitFatally(io, `conclave: ${error instanceof Error ? error.message : String(error)}`);
+  });
+  const peerScheme = config.peerTls === undefined ? 'tcp' : 'tls';
+  io.out(`conclave server ${server.id}: clients ${server.clientUrl}, ` +
+    `peers ${peerScheme}://${opts['peerAddr'] as string}, dashboard ${server.clientUrl}/ui/`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      logger.info({ signal }, 'stopping');
+      server.stop().then(resolve, resolve);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
   });
 }
 
