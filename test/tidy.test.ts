@@ -40,6 +40,25 @@ describe('tidy', () => {
     assert.match(rules, /src\/core: process/);
   });
 
+  test('the client on ports: real timers, clocks, fetch and adapters are caught', () => {
+    const rules = fixture.violations.filter((v) => v.file.endsWith('client/real-io.ts'))
+      .map((v) => v.rule).join('\n');
+    assert.match(rules, /src\/client: performance/);
+    assert.match(rules, /src\/client: timers/);
+    assert.match(rules, /src\/client: fetch/);
+    assert.match(rules, /src\/client: AbortSignal\.timeout/);
+    assert.match(rules, /src\/client may not import 'node:http'/);
+    assert.match(rules, /src\/client\/real-io\.ts may not import src\/adapters/);
+    const wiring = fixture.violations.filter((v) => v.file.endsWith('client/connect.ts'));
+    assert.deepEqual(wiring, [], 'connect.ts wires the adapters in');
+  });
+
+  test('the simulator may import the client but not its wiring to the real adapters', () => {
+    const rules = fixture.violations.filter((v) => v.file.endsWith('sim/real-client.ts'))
+      .map((v) => v.rule).join('\n');
+    assert.match(rules, /src\/sim may not import src\/client\/connect\.ts/);
+  });
+
   test('an import against the layer table is caught', () => {
     const rules = fixture.violations.map((v) => v.rule).join('\n');
     assert.match(rules, /src\/core may not import src\/runtime/);

@@ -1,19 +1,19 @@
 /**
- * `connect()` and the client it returns: the entry point of the library.
+ * The client of a Conclave cluster, on ports: `new ConclaveClient(config, components)` runs on
+ * whatever clock, timers, randomness and transport it is given (ClientComponents, as
+ * ConsistentCore takes its own), so the simulator runs this very code. `connect()`
+ * (connect.ts) passes the real ones.
  */
-import { randomUUID } from 'node:crypto';
-import type { Random } from '../core/random.js';
 import { formatConfigProblems } from '../core/config.js';
-import type { Clock } from '../ports/clock.js';
-import { SystemClock } from '../adapters/system-clock.js';
-import { SystemRandom } from '../adapters/system-random.js';
+import type { Random } from '../core/random.js';
 import { ConfigInvalidError, CoordError } from '../errors.js';
 import { Caller } from './caller.js';
-import { CLIENT_DEFAULTS, validateClientConfig, type ClientConfig,
-  type ConnectOptions } from './config.js';
+import { validateClientConfig, type ClientConfig } from './config.js';
+import {
+  abortedCall, callSignal, type ClientComponents, type ClientContext,
+} from './context.js';
 import { Election } from './election.js';
-import { parseEndpoint } from './endpoints.js';
-import { KvClient } from './kv.js';
+import { KvClient, type SignalOptions } from './kv.js';
 import { WriteLanes } from './lanes.js';
 import { LeaseClient, type GrantLeaseOptions, type Lease } from './lease.js';
 import { LeaseStreamClient } from './lease-stream.js';
@@ -23,18 +23,11 @@ import { EndpointRouter } from './router.js';
 import { gatherStatus, type ClusterStatus } from './status.js';
 import { Watch, type WatchOptions, type WatchSelector } from './watch.js';
 
-/** What the client reads time and randomness from; tests may pass their own. */
-export interface ClientComponents {
-  /** Default: the system clock. */
-  readonly clock?: Clock;
-  /** For back-off jitter. Default: the operating system's randomness. */
-  readonly random?: Random;
-}
-
 /**
  * A client of a Conclave cluster. It finds the leader itself, retries what is safe to retry,
  * and rejects with a `CoordError` whose `code` says what went wrong and whose `outcome` says
- * whether a write may have been applied (`unknown`) or certainly was not (`failed`).
+ * whether a write may have been applied (`unknown`) or certainly was not (`failed`). Every call
+ * takes a `signal` that ends it at once.
  */
 export class ConclaveClient {
   /** The key-value store. */
@@ -45,35 +38,32 @@ export class ConclaveClient {
   readonly clientId: string;
   readonly config: ClientConfig;
   private readonly closing = new AbortController();
-  private readonly router: EndpointRouter;
+  private readonly context: ClientContext;
   private readonly lanes: WriteLanes;
-  private readonly clock: Clock;
-  private readonly random: Random;
   private readonly watches = new Set<Watch>();
   private readonly recipes: RecipeComponents;
 
-  /** Use `connect()`. */
-  constructor(config: ClientConfig, components: ClientComponents = {}) {
-    const problems = validateClientConfig(config);
+  /**
+   * Use `connect()` for a cluster over HTTP. This constructor takes the ports directly (the
+   * simulator's, or a test's); endpoints are then whatever the transport understands.
+   */
+  constructor(config: ClientConfig, private readonly components: ClientComponents) {
+    const problems = validateClientConfig(config, (text) =>
+      typeof text === 'string' && text !== '' ? undefined : 'must be a non-empty string');
     if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
     this.config = config;
-    this.clientId = config.clientId ?? `c-${randomUUID()}`;
-    this.clock = components.clock ?? new SystemClock();
-    this.random = components.random ?? new SystemRandom();
-    this.router = new EndpointRouter(config.endpoints.map((e) => {
-      const parsed = parseEndpoint(e);
-      return 'url' in parsed ? parsed.url : e; // validated above
-    }));
+    this.clientId = config.clientId ?? randomClientId(components.random);
+    const { clock, timer, random, transport } = components;
+    this.context = { config, clock, timer, random, transport,
+      router: new EndpointRouter(config.endpoints), closing: this.closing.signal };
     this.lanes = new WriteLanes(this.clientId, config.writesInflightMax);
-    const caller = new Caller(config, { clock: this.clock, random: this.random,
-      router: this.router, signal: this.closing.signal });
+    const caller = new Caller(this.context);
     this.kv = new KvClient(caller, this.lanes);
-    const stream = new LeaseStreamClient(config, { clock: this.clock, router: this.router,
-      signal: this.closing.signal });
-    this.leases = new LeaseClient({ caller, lanes: this.lanes, stream, clock: this.clock,
-      config, closing: this.closing.signal });
-    this.recipes = { kv: this.kv, leases: this.leases, clock: this.clock, config,
-      watch: (selector, options) => this.watch(selector, options) };
+    this.leases = new LeaseClient({ context: this.context, caller, lanes: this.lanes,
+      stream: new LeaseStreamClient(this.context), onLease: components.onLease });
+    this.recipes = { kv: this.kv, leases: this.leases, clock, timer, config,
+      watch: (selector, options) => this.watch(selector, options),
+      campaignMutants: components.campaignMutants };
   }
 
   /**
@@ -95,12 +85,12 @@ export class ConclaveClient {
 
   /** The endpoint that last served a leader-only request (or was named leader), if any. */
   get leaderUrl(): string | undefined {
-    return this.router.leaderUrl;
+    return this.context.router.leaderUrl;
   }
 
   /** Every endpoint the client knows (the configured ones and leaders learned since). */
   get endpoints(): readonly string[] {
-    return this.router.endpoints;
+    return this.context.router.endpoints;
   }
 
   /**
@@ -111,9 +101,8 @@ export class ConclaveClient {
    */
   watch(selector: WatchSelector, options: WatchOptions = {}): Watch {
     if (this.closing.signal.aborted) throw closedError();
-    const watch = new Watch(selector, options, this.config, { clock: this.clock,
-      random: this.random, router: this.router, signal: this.closing.signal,
-      onEnd: (ended) => this.watches.delete(ended) });
+    const watch = new Watch(selector, options, this.context,
+      (ended) => this.watches.delete(ended));
     this.watches.add(watch);
     return watch;
   }
@@ -151,41 +140,37 @@ export class ConclaveClient {
   }
 
   /** The cluster's view, asked of every endpoint at once (see ClusterStatus). */
-  status(): Promise<ClusterStatus> {
-    if (this.closing.signal.aborted) return Promise.reject(closedError());
-    return gatherStatus(this.router.endpoints, { timeoutMs: this.config.requestTimeoutMs,
-      redirectsMax: this.config.redirectsMax, signal: this.closing.signal });
+  async status(options: SignalOptions = {}): Promise<ClusterStatus> {
+    if (this.closing.signal.aborted) throw closedError();
+    const signal = callSignal(this.closing.signal, options.signal);
+    // Reading changes nothing: an aborted status is `failed` whatever had left.
+    const status = await gatherStatus(this.context, signal).catch((error: unknown) => {
+      throw signal.aborted ? abortedCall(options.signal, false) : error;
+    });
+    if (signal.aborted) throw abortedCall(options.signal, false);
+    return status;
   }
 
   /**
    * Ends every watch and aborts calls in flight (they reject with CONCLAVE_UNAVAILABLE; a write
-   * already sent has outcome `unknown`). Later calls reject at once.
+   * already sent has outcome `unknown`), and closes the transport. Later calls reject at once.
    */
   close(): void {
+    if (this.closing.signal.aborted) return;
     this.closing.abort();
     this.lanes.close();
     for (const watch of this.watches) watch.close();
     this.watches.clear();
+    this.components.transport.close();
   }
 }
 
-/**
- * A client of the cluster at `options.endpoints`. No I/O happens until the first call, so this
- * never fails for an unreachable cluster (calls do); it throws ConfigInvalidError
- * (CONCLAVE_CONFIG_INVALID) listing every bad option.
- *
- * ```ts
- * const client = connect({ endpoints: ['127.0.0.1:2379', '127.0.0.1:2381'] });
- * await client.kv.put('config/mode', 'blue');
- * ```
- */
-export function connect(options: ConnectOptions, components: ClientComponents = {}):
-  ConclaveClient {
-  return new ConclaveClient({ ...CLIENT_DEFAULTS, ...stripUndefined(options) }, components);
-}
-
-function stripUndefined<T extends object>(options: T): T {
-  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as T;
+/** `c-` and 128 random bits as a UUID-shaped hex string (from the client's Random). */
+function randomClientId(random: Random): string {
+  const hex = Array.from({ length: 4 }, () =>
+    random.nextUint32().toString(16).padStart(8, '0')).join('');
+  return `c-${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-`
+    + hex.slice(20);
 }
 
 function closedError(): CoordError {

@@ -5,13 +5,39 @@
 import type { ConfigProblem } from '../core/config.js';
 import { parseEndpoint } from './endpoints.js';
 
+/**
+ * TLS towards the members (HTTPS for requests and watches, wss for the keep-alive stream).
+ * PEM text or bytes, as node:tls takes them; the CLI reads them from `--cacert`, `--cert`,
+ * `--key`. With `tls` set, an endpoint without a scheme is `https://`.
+ */
+export interface ClientTlsOptions {
+  /**
+   * The certificate authorities the members' certificates must chain to. Default: Node's
+   * bundled public CAs (so a self-signed cluster needs its CA here).
+   */
+  readonly ca?: string | Uint8Array | readonly (string | Uint8Array)[];
+  /** This client's certificate, for members that require one (mutual TLS). With `key`. */
+  readonly cert?: string | Uint8Array;
+  /** The private key of `cert`. */
+  readonly key?: string | Uint8Array;
+  /**
+   * The name the members' certificates must carry, when it is not the endpoint's host (an
+   * endpoint given by IP address, say). Default: the endpoint's host.
+   */
+  readonly servername?: string;
+}
+
 export interface ClientConfig {
   /**
-   * Where members answer clients: `host:port` or `http://host:port`, at least one. List every
-   * member: the client finds the leader itself (following redirects) and moves to another
-   * endpoint when one fails, so a list of all members survives any minority being down.
+   * Where members answer clients: `host:port`, `http://host:port` or `https://host:port`, at
+   * least one. List every member: the client finds the leader itself (following redirects)
+   * and moves to another endpoint when one fails, so a list of all members survives any
+   * minority being down. (A client built on another transport, as in the simulator, takes
+   * that transport's endpoints: member ids there.)
    */
   readonly endpoints: readonly string[];
+  /** HTTPS and wss towards the members. Default: none (plain HTTP unless an https:// URL). */
+  readonly tls?: ClientTlsOptions;
   /**
    * Longest wait for one HTTP attempt (connect, send, answer). Unit: ms. Default: 5000.
    * Why: far above a commit on a healthy cluster (a round trip plus an fsync: milliseconds)
@@ -90,6 +116,9 @@ export interface ClientConfig {
 export type ConnectOptions = Pick<ClientConfig, 'endpoints'> &
   Partial<Omit<ClientConfig, 'endpoints'>>;
 
+/** Says what is wrong with one endpoint's text, or undefined when it is fine. */
+export type EndpointCheck = (text: string) => string | undefined;
+
 export const CLIENT_DEFAULTS = Object.freeze({
   requestTimeoutMs: 5000,
   retryDeadlineMs: 15_000,
@@ -105,20 +134,24 @@ export const CLIENT_DEFAULTS = Object.freeze({
 /** Longest `clientId`: the server's 128-byte limit minus room for the lane suffix. */
 export const CLIENT_ID_LENGTH_MAX = 100;
 
-/** Every rule `config` breaks; empty when it is valid. */
-export function validateClientConfig(config: ClientConfig): readonly ConfigProblem[] {
+/**
+ * Every rule `config` breaks; empty when it is valid. Endpoints are checked as HTTP endpoints
+ * (what `connect()` needs) unless `checkEndpoint` says otherwise.
+ */
+export function validateClientConfig(config: ClientConfig,
+  checkEndpoint: EndpointCheck = httpEndpointCheck(config)): readonly ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (!Array.isArray(config.endpoints) || config.endpoints.length === 0) {
     problems.push({ field: 'endpoints', value: config.endpoints,
       rule: 'must list at least one endpoint (host:port or http://host:port)' });
   } else {
     for (const [i, text] of config.endpoints.entries()) {
-      const parsed = parseEndpoint(text);
-      if ('problem' in parsed) {
-        problems.push({ field: `endpoints[${i}]`, value: text, rule: parsed.problem });
-      }
+      const problem = checkEndpoint(text);
+      if (problem === undefined) continue;
+      problems.push({ field: `endpoints[${i}]`, value: text, rule: problem });
     }
   }
+  problems.push(...tlsProblems(config.tls));
   const positive: readonly (keyof typeof CLIENT_DEFAULTS)[] = [
     'requestTimeoutMs', 'retryDeadlineMs', 'backoffMsMin', 'backoffMsMax', 'writesInflightMax',
   ];
@@ -148,6 +181,43 @@ export function validateClientConfig(config: ClientConfig): readonly ConfigProbl
     || id.length > CLIENT_ID_LENGTH_MAX)) {
     problems.push({ field: 'clientId', value: id,
       rule: `must be 1 to ${CLIENT_ID_LENGTH_MAX} printable ASCII characters, no spaces` });
+  }
+  return problems;
+}
+
+/** The HTTP endpoint rules (parseEndpoint), with `https://` implied when `tls` is set. */
+export function httpEndpointCheck(config: Pick<ClientConfig, 'tls'>): EndpointCheck {
+  const tls = config.tls !== undefined;
+  return (text) => {
+    const parsed = parseEndpoint(text, { tls });
+    return 'problem' in parsed ? parsed.problem : undefined;
+  };
+}
+
+function tlsProblems(tls: ClientTlsOptions | undefined): ConfigProblem[] {
+  if (tls === undefined) return [];
+  if (typeof tls !== 'object' || tls === null) {
+    return [{ field: 'tls', value: tls,
+      rule: 'must be an object { ca?, cert?, key?, servername? }' }];
+  }
+  const problems: ConfigProblem[] = [];
+  const problem = (field: string, value: unknown, rule: string): void => {
+    problems.push({ field, value, rule });
+  };
+  const pem = (v: unknown): boolean => typeof v === 'string' || v instanceof Uint8Array;
+  const { ca, cert, key, servername } = tls;
+  if (ca !== undefined && !pem(ca) && !(Array.isArray(ca) && ca.length > 0 && ca.every(pem))) {
+    problem('tls.ca', typeof ca, 'must be PEM text or bytes, or a list of them');
+  }
+  for (const [field, value] of [['tls.cert', cert], ['tls.key', key]] as const) {
+    if (value !== undefined && !pem(value)) problem(field, typeof value, 'must be PEM text or bytes');
+  }
+  if ((cert === undefined) !== (key === undefined)) {
+    problem('tls.cert,tls.key', { cert: cert !== undefined, key: key !== undefined },
+      'a client certificate needs its key, and a key its certificate: give both or neither');
+  }
+  if (servername !== undefined && (typeof servername !== 'string' || servername === '')) {
+    problem('tls.servername', servername, 'must be a non-empty host name');
   }
   return problems;
 }

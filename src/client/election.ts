@@ -10,6 +10,7 @@ import { electionLeader, recipeKeys, recipeNameProblem, type RecipeKeys }
   from '../core/election/index.js';
 import type { KeyValue } from '../core/kv/types.js';
 import { UsageError } from '../errors.js';
+import type { SignalOptions } from './kv.js';
 import type { Lease } from './lease.js';
 import {
   Holding, raceSignal, RECIPE_TTL_MS_DEFAULT, runRecipe, type RecipeComponents, type RecipeHold,
@@ -89,8 +90,8 @@ export class Election {
    * undefined when there is none. That candidate may still be claiming; its `fencingToken` is
    * the one it leads with.
    */
-  async leader(): Promise<ElectionLeader | undefined> {
-    const result = await this.c.kv.range(this.keys.candidatePrefix);
+  async leader(options: SignalOptions = {}): Promise<ElectionLeader | undefined> {
+    const result = await this.c.kv.range(this.keys.candidatePrefix, options);
     return leaderOf(result.kvs);
   }
 
@@ -115,7 +116,7 @@ export class Election {
     while (!signal.aborted) {
       let listed;
       try {
-        listed = await raceSignal(this.c.kv.range(prefix), signal);
+        listed = await raceSignal(this.c.kv.range(prefix, { signal }), signal);
       } catch (error) {
         if (signal.aborted) return;
         throw error;
@@ -154,9 +155,12 @@ export class Leadership extends Holding {
     return this.valueNow;
   }
 
-  /** Publishes a new value, only while this leadership's key is still there. */
-  async proclaim(value: string): Promise<void> {
-    await this.hold.proclaim(candidateValue(this.id, value));
+  /**
+   * Publishes a new value, only while this leadership's key is still there; stopped at once
+   * when the leadership ends or `options.signal` aborts.
+   */
+  async proclaim(value: string, options: SignalOptions = {}): Promise<void> {
+    await this.hold.proclaim(candidateValue(this.id, value), options.signal);
     this.valueNow = value;
   }
 

@@ -42,10 +42,12 @@
  * client.close();
  * ```
  */
-export { connect, ConclaveClient, type ClientComponents } from './client.js';
+export { ConclaveClient } from './client.js';
+export { connect } from './connect.js';
+export { CallAbortedError, type ClientComponents } from './context.js';
 export {
   CLIENT_DEFAULTS, CLIENT_ID_LENGTH_MAX, validateClientConfig, type ClientConfig,
-  type ConnectOptions,
+  type ClientTlsOptions, type ConnectOptions,
 } from './config.js';
 export {
   Election, Leadership, type CampaignOptions, type ElectionLeader, type ObserveOptions,
@@ -54,12 +56,12 @@ export { parseEndpoint, parseEndpointList } from './endpoints.js';
 export { Fence, parseFencingToken, type FenceOptions } from './fence.js';
 export {
   KvClient, type CasResult, type DeleteOptions, type GetOptions, type GetResult, type PutOptions,
-  type RangeOptions, type ReadConsistency, type TxnRequest,
+  type RangeOptions, type ReadConsistency, type SignalOptions, type TxnRequest,
 } from './kv.js';
 export type { ClusterStatus, EndpointStatus, MemberStatus } from './status.js';
 export {
   Lease, LeaseClient, type GrantLeaseOptions, type LeaseKeepAliveResult, type LeaseListing,
-  type LeaseRevokeResult, type LeaseTimeToLive,
+  type LeaseRevokeResult, type LeaseTimeToLive, type TimeToLiveOptions,
 } from './lease.js';
 export { Lock, type LockOptions } from './lock.js';
 export {

@@ -8,14 +8,25 @@ import type {
   KeyValue, KvCompactResult, KvCompare, KvDeleteResult, KvPutResult, KvRangeResult, KvTxnOp,
   KvTxnResult,
 } from '../core/kv/types.js';
+import type { ClientRequest } from '../ports/client-transport.js';
 import { CoordError } from '../errors.js';
 import type { Caller } from './caller.js';
-import type { WriteLanes } from './lanes.js';
+import type { LaneTicket, WriteLanes } from './lanes.js';
 
 /** How fresh a read must be. */
 export type ReadConsistency = 'linearizable' | 'serializable';
 
-export interface GetOptions {
+/** What every call takes. */
+export interface SignalOptions {
+  /**
+   * Ends the call at once: it rejects with an AbortError (a CoordError, `cause` the signal's
+   * reason) whose `outcome` is `failed` when no request had left, `unknown` when one may have
+   * reached a member. Pass a leadership's or lock's `signal` to stop its writes when it ends.
+   */
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface GetOptions extends SignalOptions {
   /**
    * `linearizable` reflects every write acknowledged before the read began (served by the
    * leader). `serializable` is one member's state, maybe stale, but needs no leader.
@@ -31,7 +42,7 @@ export interface RangeOptions extends GetOptions {
   readonly limit?: number;
 }
 
-export interface PutOptions {
+export interface PutOptions extends SignalOptions {
   /** Return the key's previous state as `prevKv`. Default: false. */
   readonly prevKv?: boolean;
   /**
@@ -42,7 +53,7 @@ export interface PutOptions {
   readonly lease?: number;
 }
 
-export interface DeleteOptions {
+export interface DeleteOptions extends SignalOptions {
   /** Delete every key starting with `key`. Default: false. */
   readonly prefix?: boolean;
   /** Return the deleted key-values as `prevKvs`. Default: false. */
@@ -76,17 +87,18 @@ export class KvClient {
 
   /** Sets `key` to `value`. */
   put(key: string, value: string, options: PutOptions = {}): Promise<KvPutResult> {
-    const prevKv = options.prevKv === true ? { prevKv: true } : {};
-    const lease = options.lease === undefined ? {} : { lease: options.lease };
-    return this.write('/v1/kv/put', { key, value, ...prevKv, ...lease }, 'put') as
-      Promise<KvPutResult>;
+    return this.write((ticket) => ({ kind: 'put', key, value, ...ticket,
+      ...(options.prevKv === true ? { prevKv: true } : {}),
+      ...(options.lease === undefined ? {} : { lease: options.lease }) }), options.signal,
+    'put') as Promise<KvPutResult>;
   }
 
   /** Deletes `key` (or every key under it with `prefix`). */
   delete(key: string, options: DeleteOptions = {}): Promise<KvDeleteResult> {
-    const body = { key, ...(options.prefix === true ? { prefix: true } : {}),
-      ...(options.prevKv === true ? { prevKv: true } : {}) };
-    return this.write('/v1/kv/delete', body, 'delete') as Promise<KvDeleteResult>;
+    return this.write((ticket) => ({ kind: 'delete', key, ...ticket,
+      ...(options.prefix === true ? { prefix: true } : {}),
+      ...(options.prevKv === true ? { prevKv: true } : {}) }), options.signal,
+    'delete') as Promise<KvDeleteResult>;
   }
 
   /**
@@ -99,22 +111,23 @@ export class KvClient {
   }
 
   /** Runs `success` if every compare holds, else `failure`, atomically at one revision. */
-  txn(request: TxnRequest): Promise<KvTxnResult> {
-    const body = { compare: request.compare, success: request.success,
-      failure: request.failure ?? [] };
-    return this.write('/v1/kv/txn', body, 'txn') as Promise<KvTxnResult>;
+  txn(request: TxnRequest, options: SignalOptions = {}): Promise<KvTxnResult> {
+    return this.write((ticket) => ({ kind: 'txn', compare: request.compare,
+      success: request.success, failure: request.failure ?? [], ...ticket }), options.signal,
+    'txn') as Promise<KvTxnResult>;
   }
 
   /**
    * Compare-and-swap: sets `key` to `value` only if it now holds `expected` (`undefined`:
    * only if it is absent). On failure, `current` is what the key held instead.
    */
-  async cas(key: string, expected: string | undefined, value: string): Promise<CasResult> {
+  async cas(key: string, expected: string | undefined, value: string,
+    options: SignalOptions = {}): Promise<CasResult> {
     const compare: KvCompare = expected === undefined
       ? { key, target: 'version', result: 'equal', version: 0 }
       : { key, target: 'value', result: 'equal', value: expected };
     const result = await this.txn({ compare: [compare],
-      success: [{ kind: 'put', key, value }], failure: [{ kind: 'range', key }] });
+      success: [{ kind: 'put', key, value }], failure: [{ kind: 'range', key }] }, options);
     if (result.succeeded) return { succeeded: true, revision: result.revision };
     const read = result.responses[0];
     const current = read?.kind === 'range' ? read.kvs[0] : undefined;
@@ -123,36 +136,35 @@ export class KvClient {
 
   /** The key's state (`kv` absent when the key does not exist) and the store's revision. */
   async get(key: string, options: GetOptions = {}): Promise<GetResult> {
-    const result = await this.read({ key }, options);
+    const result = await this.read(key, false, undefined, options);
     const kv = result.kvs[0];
     return { revision: result.revision, ...(kv === undefined ? {} : { kv }) };
   }
 
   /** The keys starting with `prefix` (the empty prefix: every key), in key order. */
   range(prefix: string, options: RangeOptions = {}): Promise<KvRangeResult> {
-    return this.read({ key: prefix, prefix: true,
-      ...(options.limit === undefined ? {} : { limit: options.limit }) }, options);
+    return this.read(prefix, true, options.limit, options);
   }
 
-  private async read(selector: Record<string, unknown>, options: GetOptions):
-    Promise<KvRangeResult> {
+  private async read(key: string, prefix: boolean, limit: number | undefined,
+    options: GetOptions): Promise<KvRangeResult> {
     const consistency = options.consistency ?? 'linearizable';
-    const base = { ...selector, consistency,
-      ...(options.revision === undefined ? {} : { revision: options.revision }) };
+    const base = { kind: 'range', key, consistency,
+      ...(prefix ? { prefix: true } : {}), ...(limit === undefined ? {} : { limit }),
+      ...(options.revision === undefined ? {} : { revision: options.revision }) } as const;
+    const { signal } = options;
     const body = consistency === 'serializable'
-      ? await this.caller.call({ method: 'POST', path: '/v1/kv/range', body: base },
-        { leaderOnly: false })
+      ? await this.caller.call(base, { leaderOnly: false, signal })
       // The leader passes a barrier through the log, stamped like a write: it needs a lane.
-      : await this.lanes.with((ticket) => this.caller.call(
-        { method: 'POST', path: '/v1/kv/range', body: { ...base, ...ticket } },
-        { leaderOnly: true }));
+      : await this.lanes.with((ticket) => this.caller.call({ ...base, ...ticket },
+        { leaderOnly: true, signal }), signal);
     return expectKind(body, 'range') as KvRangeResult;
   }
 
-  private async write(path: string, body: Record<string, unknown>, kind: string):
-    Promise<unknown> {
-    const answer = await this.lanes.with((ticket) => this.caller.call(
-      { method: 'POST', path, body: { ...body, ...ticket } }, { leaderOnly: true }));
+  private async write(request: (ticket: LaneTicket) => ClientRequest,
+    signal: AbortSignal | undefined, kind: string): Promise<unknown> {
+    const answer = await this.lanes.with((ticket) => this.caller.call(request(ticket),
+      { leaderOnly: true, signal }), signal);
     return expectKind(answer, kind);
   }
 }

@@ -15,6 +15,7 @@
  */
 import { assert } from '../core/assert.js';
 import { CoordError } from '../errors.js';
+import { abortedCall } from './context.js';
 
 export interface LaneTicket {
   /** The sub-client id to send as `clientId`. */
@@ -29,9 +30,14 @@ interface Lane {
   busy: boolean;
 }
 
+interface Waiter {
+  readonly resolve: (lane: Lane) => void;
+  readonly reject: (e: Error) => void;
+}
+
 export class WriteLanes {
   private readonly lanes: Lane[] = [];
-  private readonly waiters: { resolve: (lane: Lane) => void; reject: (e: Error) => void }[] = [];
+  private readonly waiters: Waiter[] = [];
   private closed = false;
 
   constructor(private readonly clientId: string, private readonly lanesMax: number) {
@@ -43,9 +49,12 @@ export class WriteLanes {
     return this.lanes.filter((lane) => lane.busy).length;
   }
 
-  /** Runs `body` with a ticket of its own lane, freeing the lane when it settles. */
-  async with<T>(body: (ticket: LaneTicket) => Promise<T>): Promise<T> {
-    const lane = await this.acquire();
+  /**
+   * Runs `body` with a ticket of its own lane, freeing the lane when it settles. `signal`
+   * aborting while the request waits for a lane rejects it (outcome `failed`: nothing left).
+   */
+  async with<T>(body: (ticket: LaneTicket) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const lane = await this.acquire(signal);
     lane.sequence += 1;
     try {
       return await body({ clientId: lane.clientId, sequence: lane.sequence });
@@ -60,15 +69,34 @@ export class WriteLanes {
     for (const waiter of this.waiters.splice(0)) waiter.reject(closedError());
   }
 
-  private acquire(): Promise<Lane> {
+  private acquire(signal: AbortSignal | undefined): Promise<Lane> {
     if (this.closed) return Promise.reject(closedError());
+    if (signal?.aborted === true) return Promise.reject(abortedCall(signal, false));
     const free = this.lanes.find((lane) => !lane.busy);
     const lane = free ?? (this.lanes.length < this.lanesMax ? this.addLane() : undefined);
     if (lane !== undefined) {
       lane.busy = true;
       return Promise.resolve(lane);
     }
-    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        const at = this.waiters.indexOf(waiter);
+        if (at >= 0) this.waiters.splice(at, 1);
+        reject(abortedCall(signal, false));
+      };
+      const waiter: Waiter = {
+        resolve: (handed) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(handed);
+        },
+        reject: (error) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
   }
 
   private addLane(): Lane {

@@ -1,16 +1,16 @@
 /**
- * The client side of the pipelined keep-alive stream (src/server/lease-stream.ts): one
- * WebSocket to the leader per client, shared by all its leases, many keep-alives in flight.
- * It connects on demand, follows a follower's 307 to the leader, moves on to the next endpoint
- * when one fails, and fails every keep-alive in flight when the connection drops (the caller
- * retries: a keep-alive without an answer promises nothing).
+ * The client side of the pipelined keep-alive stream (src/server/lease-stream.ts): one stream
+ * to the leader per client, shared by all its leases, many keep-alives in flight. It opens on
+ * demand through the transport port, goes to the leader a follower names (up to
+ * `redirectsMax` hops), moves on to the next endpoint when one fails, and fails every
+ * keep-alive in flight when the stream drops (the caller retries: a keep-alive without an
+ * answer promises nothing). Each keep-alive waits at most `requestTimeoutMs` on the client's
+ * timer; a stream that lets one time out is presumed dead and closed.
  */
-import WebSocket from 'ws';
-import type { Clock } from '../ports/clock.js';
-import { CoordError, type CoordErrorCode } from '../errors.js';
-import type { ClientConfig } from './config.js';
-import { originOf } from './endpoints.js';
-import type { EndpointRouter } from './router.js';
+import type { LeaseStream } from '../ports/client-transport.js';
+import { CoordError } from '../errors.js';
+import { lostError } from './caller.js';
+import { callSignal, TimedSignal, type ClientContext } from './context.js';
 
 /** What a keep-alive's answer says. */
 export interface LeaseKeepAliveResult {
@@ -21,147 +21,138 @@ export interface LeaseKeepAliveResult {
   readonly remainingMs: number;
 }
 
-interface Pending {
-  readonly ws: WebSocket;
-  readonly resolve: (result: LeaseKeepAliveResult) => void;
-  readonly reject: (error: CoordError) => void;
-  readonly timer: NodeJS.Timeout;
-}
-
-export interface LeaseStreamComponents {
-  readonly clock: Clock;
-  readonly router: EndpointRouter;
-  /** Aborted when the client closes. */
-  readonly signal: AbortSignal;
-}
-
-const STREAM_PATH = '/v1/lease/stream';
-
 export class LeaseStreamClient {
-  /** The open (or opening) stream; replaced when it closes. */
-  private socket: Promise<WebSocket> | undefined;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
+  /** The open stream; replaced when it closes. */
+  private current: LeaseStream | undefined;
+  /** The stream being opened, which every keep-alive meanwhile waits for. */
+  private opening: Promise<LeaseStream> | undefined;
 
-  constructor(private readonly config: ClientConfig, private readonly c: LeaseStreamComponents) {
-    c.signal.addEventListener('abort', () => this.close(), { once: true });
+  constructor(private readonly c: ClientContext) {
+    c.closing.addEventListener('abort', () => this.close(), { once: true });
   }
 
-  /** One keep-alive over the stream; rejects with a CoordError (outcome `failed`). */
-  async keepAlive(leaseId: number): Promise<LeaseKeepAliveResult> {
-    if (this.c.signal.aborted) throw closedError();
-    let ws = await this.connect();
-    if (ws.readyState !== WebSocket.OPEN) { // closed since: one fresh connection
-      this.socket = undefined;
-      ws = await this.connect();
+  /**
+   * One keep-alive over the stream; rejects with a CoordError (outcome `failed`: a keep-alive
+   * changes nothing a caller could count on without its answer).
+   */
+  async keepAlive(leaseId: number, signal?: AbortSignal): Promise<LeaseKeepAliveResult> {
+    if (this.c.closing.aborted) throw closedError();
+    const stream = await this.connect(signal);
+    const timed = new TimedSignal(this.c.timer, this.c.config.requestTimeoutMs,
+      [callSignal(this.c.closing, signal)]);
+    const onTimeout = (): void => {
+      if (timed.timedOut) stream.close(); // presumed dead: the next keep-alive reopens
+    };
+    timed.signal.addEventListener('abort', onTimeout, { once: true });
+    try {
+      const answer = await raceAbort(stream.keepAlive(leaseId), timed.signal);
+      if (answer === undefined) {
+        throw timed.timedOut ? new CoordError('CONCLAVE_TIMEOUT', 'no keep-alive answer '
+          + `within ${this.c.config.requestTimeoutMs} ms`) : closedOrAborted(signal);
+      }
+      if (answer.kind === 'refused') throw answer.error;
+      if (answer.kind === 'lost') {
+        this.drop(stream);
+        throw new CoordError('CONCLAVE_UNAVAILABLE', `the keep-alive stream closed (the `
+          + `leader may have changed): ${answer.detail}`);
+      }
+      return keepAliveResult(answer.body);
+    } finally {
+      timed.done();
     }
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new CoordError('CONCLAVE_TIMEOUT',
-          `no keep-alive answer within ${this.config.requestTimeoutMs} ms`));
-        ws.terminate(); // presumed dead: the next keep-alive reconnects
-      }, this.config.requestTimeoutMs);
-      this.pending.set(id, { ws, resolve, reject, timer });
-      ws.send(JSON.stringify({ id, leaseId }));
-    });
   }
 
   close(): void {
-    const socket = this.socket;
-    this.socket = undefined;
-    void socket?.then((ws) => ws.close(1000, 'client closed'), () => undefined);
-    this.failAll(undefined, closedError());
+    const { current, opening } = this;
+    this.current = undefined;
+    this.opening = undefined;
+    current?.close();
+    void opening?.then((s) => s.close(), () => undefined);
   }
 
-  private connect(): Promise<WebSocket> {
-    this.socket ??= this.open(this.c.router.next(true), 0).catch((error: unknown) => {
-      this.socket = undefined;
+  private drop(stream: LeaseStream): void {
+    if (this.current === stream) this.current = undefined;
+  }
+
+  /** The open stream, or one opened now (a closed one is replaced). */
+  private async connect(signal: AbortSignal | undefined): Promise<LeaseStream> {
+    if (this.current?.open === true) return this.current;
+    this.current = undefined;
+    this.opening ??= this.open(signal).then((stream) => {
+      this.opening = undefined;
+      if (this.c.closing.aborted) stream.close();
+      else this.current = stream;
+      return stream;
+    }, (error: unknown) => {
+      this.opening = undefined;
       throw error;
     });
-    return this.socket;
+    return await this.opening;
   }
 
-  /** Opens the stream at `baseUrl`, following up to redirectsMax redirects. */
-  private open(baseUrl: string, hop: number): Promise<WebSocket> {
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(`${baseUrl}${STREAM_PATH}`,
-        { handshakeTimeout: this.config.requestTimeoutMs });
-      ws.on('unexpected-response', (_request, response) => {
-        ws.terminate();
-        const location = response.headers.location;
-        const leader = location === undefined ? undefined : originOf(location);
-        response.resume();
-        if (response.statusCode === 307 && leader !== undefined
-          && hop < this.config.redirectsMax) {
-          this.c.router.noteLeader(leader);
-          return resolve(this.open(leader, hop + 1));
-        }
-        this.c.router.noteFailure(baseUrl);
-        reject(new CoordError(response.statusCode === 503 ? 'CONCLAVE_NO_QUORUM'
-          : 'CONCLAVE_NOT_LEADER', `${baseUrl} refused the keep-alive stream `
-          + `(HTTP ${response.statusCode ?? '?'})`));
-      });
-      ws.on('error', (error) => {
-        this.c.router.noteFailure(baseUrl);
-        reject(new CoordError('CONCLAVE_UNAVAILABLE',
-          `cannot open the keep-alive stream at ${baseUrl}: ${error.message}`, { cause: error }));
-      });
-      ws.on('open', () => {
-        this.c.router.noteLeader(baseUrl);
-        this.attach(ws);
-        resolve(ws);
-      });
+  /** Opens the stream at the leader (or the next endpoint), following named leaders. */
+  private async open(signal: AbortSignal | undefined): Promise<LeaseStream> {
+    const { router, config, transport, timer } = this.c;
+    let endpoint = router.next(true);
+    for (let hop = 0; ; hop++) {
+      const timed = new TimedSignal(timer, config.requestTimeoutMs,
+        [callSignal(this.c.closing, signal)]);
+      let opening;
+      try {
+        opening = await transport.openLeaseStream(endpoint, { signal: timed.signal });
+      } finally {
+        timed.done();
+      }
+      if (opening.kind === 'open') {
+        router.noteLeader(opening.servedBy);
+        return opening.stream;
+      }
+      router.noteFailure(opening.servedBy);
+      if (opening.kind === 'lost') {
+        if (opening.aborted && !timed.timedOut) throw closedOrAborted(signal);
+        throw new CoordError('CONCLAVE_UNAVAILABLE', 'cannot open the keep-alive stream: '
+          + lostError(opening, timed.timedOut, config.requestTimeoutMs).message);
+      }
+      const leader = opening.leader;
+      if (leader === undefined || leader === opening.servedBy || hop >= config.redirectsMax) {
+        throw new CoordError(opening.error.code, `${opening.servedBy} refused the keep-alive `
+          + `stream: ${opening.error.message}`);
+      }
+      router.noteLeader(leader);
+      endpoint = leader;
+    }
+  }
+}
+
+/** Resolves with `work`, or with undefined as soon as `signal` aborts. */
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const onAbort = (): void => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void work.then((value) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(value);
     });
-  }
+  });
+}
 
-  private attach(ws: WebSocket): void {
-    ws.on('message', (data) => this.onMessage(String(data)));
-    ws.on('close', () => {
-      void this.socket?.then((current) => {
-        if (current === ws) this.socket = undefined;
-      }, () => undefined);
-      this.failAll(ws, new CoordError('CONCLAVE_UNAVAILABLE',
-        'the keep-alive stream closed (the leader may have changed)'));
-    });
+function keepAliveResult(body: unknown): LeaseKeepAliveResult {
+  const { leaseId, ttlMs, remainingMs } = (body ?? {}) as Record<string, unknown>;
+  if (typeof leaseId !== 'number' || typeof ttlMs !== 'number'
+    || typeof remainingMs !== 'number') {
+    throw new CoordError('CONCLAVE_PROTOCOL', 'unexpected keep-alive answer '
+      + JSON.stringify(body).slice(0, 200));
   }
+  return { leaseId, ttlMs, remainingMs };
+}
 
-  private onMessage(text: string): void {
-    let message: Record<string, unknown>;
-    try {
-      message = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return;
-    }
-    const pending = typeof message['id'] === 'number' ? this.pending.get(message['id']) : undefined;
-    if (pending === undefined) return;
-    this.pending.delete(message['id'] as number);
-    clearTimeout(pending.timer);
-    const error = message['error'] as { code?: unknown; message?: unknown } | undefined;
-    if (error !== undefined) {
-      const code = typeof error.code === 'string' ? error.code as CoordErrorCode
-        : 'CONCLAVE_PROTOCOL';
-      return pending.reject(new CoordError(code, String(error.message ?? 'keep-alive failed')));
-    }
-    const { leaseId, ttlMs, remainingMs } = message;
-    if (typeof leaseId !== 'number' || typeof ttlMs !== 'number'
-      || typeof remainingMs !== 'number') {
-      return pending.reject(new CoordError('CONCLAVE_PROTOCOL',
-        `unexpected keep-alive answer ${text.slice(0, 200)}`));
-    }
-    pending.resolve({ leaseId, ttlMs, remainingMs });
+function closedOrAborted(signal: AbortSignal | undefined): CoordError {
+  if (signal?.aborted === true) {
+    return new CoordError('CONCLAVE_UNAVAILABLE', 'the keep-alive was aborted',
+      { cause: signal.reason });
   }
-
-  /** Fails the keep-alives sent on `ws` (every one when undefined). */
-  private failAll(ws: WebSocket | undefined, error: CoordError): void {
-    for (const [id, pending] of this.pending) {
-      if (ws !== undefined && pending.ws !== ws) continue;
-      clearTimeout(pending.timer);
-      this.pending.delete(id);
-      pending.reject(error);
-    }
-  }
+  return closedError();
 }
 
 function closedError(): CoordError {

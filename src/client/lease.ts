@@ -11,17 +11,18 @@
  * keep-alives (every TTL/3, over one pipelined stream per client) move it on; a keep-alive
  * that gets no answer moves nothing.
  */
-import type { Clock } from '../ports/clock.js';
 import { leaseHolderDeadlineMs, LEASE_KEEPALIVE_FRACTION } from '../core/kv/lease-timing.js';
+import type { TimerHandle } from '../ports/timer.js';
 import { CoordError } from '../errors.js';
 import type { Caller } from './caller.js';
-import type { ClientConfig } from './config.js';
+import type { ClientContext } from './context.js';
+import type { SignalOptions } from './kv.js';
 import type { WriteLanes } from './lanes.js';
 import type { LeaseKeepAliveResult, LeaseStreamClient } from './lease-stream.js';
 
 export type { LeaseKeepAliveResult } from './lease-stream.js';
 
-export interface GrantLeaseOptions {
+export interface GrantLeaseOptions extends SignalOptions {
   /**
    * Time-to-live. Unit: ms. The servers refuse one below their minimum (about 3.1 × their
    * longest election timeout: 6.2 s with the LAN defaults) with CONCLAVE_REQUEST_INVALID
@@ -60,21 +61,26 @@ export interface LeaseRevokeResult {
 }
 
 export interface LeaseComponents {
+  readonly context: ClientContext;
   readonly caller: Caller;
   readonly lanes: WriteLanes;
   readonly stream: LeaseStreamClient;
-  readonly clock: Clock;
-  readonly config: ClientConfig;
-  /** Aborted when the client closes. */
-  readonly closing: AbortSignal;
+  /** Told of every lease granted, before the grant resolves (ClientComponents.onLease). */
+  readonly onLease?: ((lease: Lease) => void) | undefined;
+}
+
+/** Options of `timeToLive`. */
+export interface TimeToLiveOptions extends SignalOptions {
+  /** Also list the keys attached. Default: false. */
+  readonly keys?: boolean;
 }
 
 /** A lease this client holds. */
 export class Lease {
   private readonly controller = new AbortController();
   private deadlineMs: number;
-  private deadlineTimer: NodeJS.Timeout | undefined;
-  private keepAliveTimer: NodeJS.Timeout | undefined;
+  private deadlineTimer: TimerHandle | undefined;
+  private keepAliveTimer: TimerHandle | undefined;
   private autoKeepAlive = false;
 
   /** Use `client.grantLease()` or `client.leases.grant()`. */
@@ -91,9 +97,10 @@ export class Lease {
     this.extend(sentAtMs);
     const onClose = (): void => this.end(new CoordError('CONCLAVE_UNAVAILABLE',
       'the client was closed'));
-    c.closing.addEventListener('abort', onClose, { once: true });
+    const { closing } = c.context;
+    closing.addEventListener('abort', onClose, { once: true });
     this.controller.signal.addEventListener('abort',
-      () => c.closing.removeEventListener('abort', onClose), { once: true });
+      () => closing.removeEventListener('abort', onClose), { once: true });
   }
 
   /**
@@ -105,7 +112,7 @@ export class Lease {
     return this.controller.signal;
   }
 
-  /** The local deadline, on the client's monotonic clock (`performance.now()`). Unit: ms. */
+  /** The local deadline, on the client's monotonic clock (`Clock.monotonicMs()`). Unit: ms. */
   get expiresAtMs(): number {
     return this.deadlineMs;
   }
@@ -113,7 +120,12 @@ export class Lease {
   /** Time left before the local deadline (0 once the signal aborted). Unit: ms. */
   get remainingMs(): number {
     if (this.signal.aborted) return 0;
-    return Math.max(0, this.deadlineMs - this.c.clock.monotonicMs());
+    return Math.max(0, this.deadlineMs - this.c.context.clock.monotonicMs());
+  }
+
+  /** Background keep-alives are running (`startKeepAlive()` and not stopped or ended). */
+  get keepingAlive(): boolean {
+    return this.autoKeepAlive && !this.signal.aborted;
   }
 
   /**
@@ -121,11 +133,11 @@ export class Lease {
    * ρ)/(1 + ρ) − margin. Rejects with CONCLAVE_LEASE_EXPIRED (and aborts the signal) when the
    * lease is gone, or another CoordError when no leader answered (the deadline stays).
    */
-  async keepAlive(): Promise<LeaseKeepAliveResult> {
+  async keepAlive(options: SignalOptions = {}): Promise<LeaseKeepAliveResult> {
     if (this.signal.aborted) throw this.signal.reason as CoordError;
-    const sentAtMs = this.c.clock.monotonicMs();
+    const sentAtMs = this.c.context.clock.monotonicMs();
     try {
-      const result = await this.c.stream.keepAlive(this.id);
+      const result = await this.c.stream.keepAlive(this.id, options.signal);
       this.extend(sentAtMs);
       return result;
     } catch (error) {
@@ -144,48 +156,49 @@ export class Lease {
   /** Stops background keep-alives; the lease then runs out on its own. */
   stopKeepAlive(): void {
     this.autoKeepAlive = false;
-    clearTimeout(this.keepAliveTimer);
+    this.keepAliveTimer?.cancel();
   }
 
   /** The leader's view: TTL, remaining TTL and (with `keys`) the keys attached. */
-  timeToLive(options: { keys?: boolean } = {}): Promise<LeaseTimeToLive> {
-    return leaseTimeToLive(this.c.caller, this.id, options.keys === true);
+  timeToLive(options: TimeToLiveOptions = {}): Promise<LeaseTimeToLive> {
+    return leaseTimeToLive(this.c.caller, this.id, options);
   }
 
   /** Ends the lease now: its keys are deleted; the signal aborts. */
-  async revoke(): Promise<LeaseRevokeResult> {
+  async revoke(options: SignalOptions = {}): Promise<LeaseRevokeResult> {
     this.stopKeepAlive();
     this.end(new CoordError('CONCLAVE_LEASE_EXPIRED', `lease ${this.id} revoked by its holder`));
-    return revokeLease(this.c, this.id);
+    return revokeLease(this.c, this.id, options.signal);
   }
 
   private extend(sentAtMs: number): void {
+    const { config, clock, timer } = this.c.context;
     const deadlineMs = leaseHolderDeadlineMs(sentAtMs, this.ttlMs,
-      this.c.config.clockRateErrorMax, this.c.config.leaseMarginMs);
+      config.clockRateErrorMax, config.leaseMarginMs);
     if (this.signal.aborted || deadlineMs <= this.deadlineMs) return;
     this.deadlineMs = deadlineMs;
-    clearTimeout(this.deadlineTimer);
-    const delayMs = Math.max(0, deadlineMs - this.c.clock.monotonicMs());
-    this.deadlineTimer = setTimeout(() => this.end(new CoordError('CONCLAVE_LEASE_EXPIRED',
-      `lease ${this.id}: no keep-alive acknowledged in time; the local deadline passed`)),
-    delayMs);
+    this.deadlineTimer?.cancel();
+    const delayMs = Math.max(0, deadlineMs - clock.monotonicMs());
+    this.deadlineTimer = timer.setTimer(delayMs, () => this.end(new CoordError(
+      'CONCLAVE_LEASE_EXPIRED',
+      `lease ${this.id}: no keep-alive acknowledged in time; the local deadline passed`)));
   }
 
   private schedule(delayMs: number): void {
-    clearTimeout(this.keepAliveTimer);
+    this.keepAliveTimer?.cancel();
     if (!this.autoKeepAlive || this.signal.aborted) return;
-    this.keepAliveTimer = setTimeout(() => {
+    this.keepAliveTimer = this.c.context.timer.setTimer(delayMs, () => {
       this.keepAlive().then(() => this.schedule(this.ttlMs * LEASE_KEEPALIVE_FRACTION), () => {
         // No answer (leader change, network): try again soon, until the deadline passes.
-        this.schedule(Math.min(this.c.config.backoffMsMax, this.ttlMs / 10));
+        this.schedule(Math.min(this.c.context.config.backoffMsMax, this.ttlMs / 10));
       });
-    }, delayMs);
+    });
   }
 
   private end(reason: CoordError): void {
     if (this.signal.aborted) return;
     this.stopKeepAlive();
-    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer?.cancel();
     this.controller.abort(reason);
   }
 }
@@ -196,10 +209,11 @@ export class LeaseClient {
 
   /** Grants a lease and (by default) keeps it alive in the background. */
   async grant(options: GrantLeaseOptions): Promise<Lease> {
-    const sentAtMs = this.c.clock.monotonicMs();
+    const sentAtMs = this.c.context.clock.monotonicMs();
+    const { signal } = options;
     const body = await this.c.lanes.with((ticket) => this.c.caller.call(
-      { method: 'POST', path: '/v1/lease/grant', body: { ttlMs: options.ttlMs, ...ticket } },
-      { leaderOnly: true }));
+      { kind: 'lease-grant', ttlMs: options.ttlMs, ...ticket },
+      { leaderOnly: true, signal }), signal);
     const { leaseId, ttlMs } = body as { kind?: unknown; leaseId?: unknown; ttlMs?: unknown };
     if ((body as { kind?: unknown }).kind !== 'lease-grant' || typeof leaseId !== 'number'
       || typeof ttlMs !== 'number') {
@@ -208,28 +222,30 @@ export class LeaseClient {
     }
     // From the first attempt's send: a retry may find the grant applied by an earlier one.
     const lease = new Lease(leaseId, ttlMs, sentAtMs, this.c);
+    this.c.onLease?.(lease);
     if (options.autoKeepAlive !== false) lease.startKeepAlive();
     return lease;
   }
 
-  /** One keep-alive of any lease (e.g. one another process holds), over HTTP. */
-  async keepAliveOnce(leaseId: number): Promise<LeaseKeepAliveResult> {
-    return await this.c.caller.call({ method: 'POST', path: '/v1/lease/keepalive',
-      body: { leaseId } }, { leaderOnly: true }) as LeaseKeepAliveResult;
+  /** One keep-alive of any lease (e.g. one another process holds), as one request. */
+  async keepAliveOnce(leaseId: number, options: SignalOptions = {}):
+    Promise<LeaseKeepAliveResult> {
+    return await this.c.caller.call({ kind: 'lease-keepalive', leaseId },
+      { leaderOnly: true, signal: options.signal }) as LeaseKeepAliveResult;
   }
 
-  timeToLive(leaseId: number, options: { keys?: boolean } = {}): Promise<LeaseTimeToLive> {
-    return leaseTimeToLive(this.c.caller, leaseId, options.keys === true);
+  timeToLive(leaseId: number, options: TimeToLiveOptions = {}): Promise<LeaseTimeToLive> {
+    return leaseTimeToLive(this.c.caller, leaseId, options);
   }
 
-  revoke(leaseId: number): Promise<LeaseRevokeResult> {
-    return revokeLease(this.c, leaseId);
+  revoke(leaseId: number, options: SignalOptions = {}): Promise<LeaseRevokeResult> {
+    return revokeLease(this.c, leaseId, options.signal);
   }
 
   /** Every lease, as the leader sees it. */
-  async list(): Promise<readonly LeaseListing[]> {
-    const body = await this.c.caller.call({ method: 'GET', path: '/v1/lease/list' },
-      { leaderOnly: true }) as { leases?: unknown };
+  async list(options: SignalOptions = {}): Promise<readonly LeaseListing[]> {
+    const body = await this.c.caller.call({ kind: 'lease-list' },
+      { leaderOnly: true, signal: options.signal }) as { leases?: unknown };
     if (!Array.isArray(body.leases)) {
       throw new CoordError('CONCLAVE_PROTOCOL', 'expected { leases: [...] }');
     }
@@ -237,16 +253,18 @@ export class LeaseClient {
   }
 }
 
-async function leaseTimeToLive(caller: Caller, leaseId: number, keys: boolean):
+async function leaseTimeToLive(caller: Caller, leaseId: number, options: TimeToLiveOptions):
   Promise<LeaseTimeToLive> {
-  return await caller.call({ method: 'POST', path: '/v1/lease/ttl',
-    body: { leaseId, ...(keys ? { keys: true } : {}) } }, { leaderOnly: true }) as LeaseTimeToLive;
+  return await caller.call({ kind: 'lease-ttl', leaseId,
+    ...(options.keys === true ? { keys: true } : {}) },
+  { leaderOnly: true, signal: options.signal }) as LeaseTimeToLive;
 }
 
-async function revokeLease(c: LeaseComponents, leaseId: number): Promise<LeaseRevokeResult> {
+async function revokeLease(c: LeaseComponents, leaseId: number,
+  signal: AbortSignal | undefined): Promise<LeaseRevokeResult> {
   const body = await c.lanes.with((ticket) => c.caller.call(
-    { method: 'POST', path: '/v1/lease/revoke', body: { leaseId, ...ticket } },
-    { leaderOnly: true })) as { kind?: unknown; revision?: unknown; deleted?: unknown };
+    { kind: 'lease-revoke', leaseId, ...ticket }, { leaderOnly: true, signal }),
+  signal) as { kind?: unknown; revision?: unknown; deleted?: unknown };
   if (body.kind !== 'lease-revoke' || typeof body.revision !== 'number'
     || typeof body.deleted !== 'number') {
     throw new CoordError('CONCLAVE_PROTOCOL', `expected a lease revoke, got `

@@ -15,12 +15,13 @@
  */
 import { assertNever } from '../core/assert.js';
 import {
-  Campaign, StallWatch, type CampaignAction, type CampaignLossReason, type CandidateEntry,
-  type HolderView, type RecipeKeys,
+  Campaign, StallWatch, type CampaignAction, type CampaignLossReason, type CampaignMutant,
+  type CandidateEntry, type HolderView, type RecipeKeys,
 } from '../core/election/index.js';
 import type { Clock } from '../ports/clock.js';
+import type { Timer, TimerHandle } from '../ports/timer.js';
 import { CoordError } from '../errors.js';
-import { pause } from './caller.js';
+import { CallAbortedError, describeReason, pause } from './context.js';
 import type { ClientConfig } from './config.js';
 import type { KvClient } from './kv.js';
 import type { Lease, LeaseClient } from './lease.js';
@@ -59,10 +60,9 @@ export class LeadershipLostError extends CoordError {
  * and lease were cleaned up). `name` is 'AbortError', as for fetch; `cause` is the signal's
  * reason. Code CONCLAVE_UNAVAILABLE: the operation was not done, as when the client closes.
  */
-export class RecipeAbortedError extends CoordError {
-  override name = 'AbortError';
+export class RecipeAbortedError extends CallAbortedError {
   constructor(message: string, cause: unknown) {
-    super('CONCLAVE_UNAVAILABLE', message, { cause });
+    super(message, { cause, outcome: 'failed' });
   }
 }
 
@@ -71,8 +71,11 @@ export interface RecipeComponents {
   readonly kv: KvClient;
   readonly leases: LeaseClient;
   readonly clock: Clock;
+  readonly timer: Timer;
   readonly config: ClientConfig;
   readonly watch: (selector: WatchSelector, options: WatchOptions) => Watch;
+  /** TEST-ONLY: planted bugs of the Campaign (ClientComponents.campaignMutants). */
+  readonly campaignMutants?: readonly CampaignMutant[] | undefined;
 }
 
 export interface RecipeRequest {
@@ -107,7 +110,7 @@ export function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T>
 class RecipeRun {
   readonly campaign: Campaign;
   private readonly lost = new AbortController();
-  private readonly stallTimer: NodeJS.Timeout;
+  private stallTimer: TimerHandle | undefined;
   private readonly onLeaseEnd = (): void =>
     this.report('lease-ended', describeReason(this.lease.signal.reason));
   private cleaning: Promise<CoordError | undefined> | undefined;
@@ -116,20 +119,9 @@ class RecipeRun {
     request: RecipeRequest) {
     this.campaign = new Campaign({ keys: request.keys, leaseId: lease.id, value: request.value,
       leaseTtlMs: lease.ttlMs, clockRateErrorMax: c.config.clockRateErrorMax,
-      leaseMarginMs: c.config.leaseMarginMs });
-    // A margin of 0 would call every timer's jitter a stall: 1 ms is the least that means one.
-    const stallMsMax = Math.max(1, c.config.leaseMarginMs);
-    const stall = new StallWatch({ tickIntervalMs: STALL_TICK_INTERVAL_MS, stallMsMax },
-      c.clock.monotonicMs());
-    this.stallTimer = setInterval(() => {
-      const verdict = stall.tick(c.clock.monotonicMs());
-      if (verdict.kind === 'stalled') {
-        this.report('stalled', `this process stalled: a ${STALL_TICK_INTERVAL_MS} ms timer `
-          + `fired ${Math.round(verdict.lateMs)} ms late (more than the lease margin, `
-          + `${stallMsMax} ms), so lease ${lease.id} may have ended meanwhile`);
-      }
-    }, STALL_TICK_INTERVAL_MS);
-    this.stallTimer.unref(); // never what keeps a process alive
+      leaseMarginMs: c.config.leaseMarginMs,
+      ...(c.campaignMutants === undefined ? {} : { mutants: c.campaignMutants }) });
+    this.watchStalls(lease);
     if (lease.signal.aborted) this.onLeaseEnd();
     else lease.signal.addEventListener('abort', this.onLeaseEnd, { once: true });
   }
@@ -137,6 +129,30 @@ class RecipeRun {
   /** Aborts, with a LeadershipLostError, on the first loss (or release, or caller abort). */
   get signal(): AbortSignal {
     return this.lost.signal;
+  }
+
+  /**
+   * The stall watch: a timer every STALL_TICK_INTERVAL_MS, re-armed at each tick, whose
+   * lateness beyond the lease margin is a stall (a GC pause, CPU starvation or SIGSTOP can
+   * outlast the lease with no timer able to say so).
+   */
+  private watchStalls(lease: Lease): void {
+    const { clock, timer, config } = this.c;
+    // A margin of 0 would call every timer's jitter a stall: 1 ms is the least that means one.
+    const stallMsMax = Math.max(1, config.leaseMarginMs);
+    const stall = new StallWatch({ tickIntervalMs: STALL_TICK_INTERVAL_MS, stallMsMax },
+      clock.monotonicMs());
+    const tick = (): void => {
+      const verdict = stall.tick(clock.monotonicMs());
+      if (this.lost.signal.aborted) return;
+      this.stallTimer = timer.setTimer(STALL_TICK_INTERVAL_MS, tick);
+      if (verdict.kind === 'stalled') {
+        this.report('stalled', `this process stalled: a ${STALL_TICK_INTERVAL_MS} ms timer `
+          + `fired ${Math.round(verdict.lateMs)} ms late (more than the lease margin, `
+          + `${stallMsMax} ms), so lease ${lease.id} may have ended meanwhile`);
+      }
+    };
+    this.stallTimer = timer.setTimer(STALL_TICK_INTERVAL_MS, tick);
   }
 
   /** The lease as the Campaign needs it at each event. */
@@ -176,7 +192,7 @@ class RecipeRun {
   end(reason: CoordError): void {
     if (this.lost.signal.aborted) return;
     this.campaign.end();
-    clearInterval(this.stallTimer);
+    this.stallTimer?.cancel();
     this.lease.signal.removeEventListener('abort', this.onLeaseEnd);
     this.lost.abort(reason);
   }
@@ -263,13 +279,13 @@ async function campaignLoop(run: RecipeRun, callerSignal: AbortSignal): Promise<
     switch (action.kind) {
       case 'create': {
         const create = action;
-        const createRevision = await step(() => createKey(c.kv, create));
+        const createRevision = await step(() => createKey(c.kv, create, halt));
         action = campaign.onCreated(createRevision, run.view());
         break;
       }
       case 'scan': {
         const { prefix } = action;
-        const scanned = await step(() => scan(c.kv, prefix));
+        const scanned = await step(() => scan(c.kv, prefix, halt));
         action = campaign.onScanned(scanned.candidates, scanned.revision, run.view());
         break;
       }
@@ -281,7 +297,7 @@ async function campaignLoop(run: RecipeRun, callerSignal: AbortSignal): Promise<
       }
       case 'claim': {
         const claim = action;
-        const claimed = await step(() => claimLeadership(c.kv, claim));
+        const claimed = await step(() => claimLeadership(c.kv, claim, halt));
         claimRevision = claimed.revision;
         action = campaign.onClaimed(claimed.term, run.view());
         break;
@@ -298,7 +314,7 @@ async function campaignLoop(run: RecipeRun, callerSignal: AbortSignal): Promise<
 
 /** create: put the key (attached to the lease) unless it exists; its create revision. */
 async function createKey(kv: KvClient,
-  action: Extract<CampaignAction, { kind: 'create' }>): Promise<number> {
+  action: Extract<CampaignAction, { kind: 'create' }>, signal: AbortSignal): Promise<number> {
   const { key, value, leaseId } = action;
   // A retry of this write may find the key created by its first attempt: the compare sends
   // that case to the read, and the create revision is the same either way.
@@ -306,7 +322,7 @@ async function createKey(kv: KvClient,
     compare: [{ key, target: 'createRevision', result: 'equal', createRevision: 0 }],
     success: [{ kind: 'put', key, value, lease: leaseId }, { kind: 'range', key }],
     failure: [{ kind: 'range', key }],
-  });
+  }, { signal });
   const read = result.responses[result.succeeded ? 1 : 0];
   const created = read?.kind === 'range' ? read.kvs[0] : undefined;
   if (created === undefined) {
@@ -317,9 +333,9 @@ async function createKey(kv: KvClient,
 }
 
 /** scan: every candidate, by create revision, and the revision of the (linearizable) read. */
-async function scan(kv: KvClient, prefix: string):
+async function scan(kv: KvClient, prefix: string, signal: AbortSignal):
   Promise<{ candidates: CandidateEntry[]; revision: number }> {
-  const result = await kv.range(prefix);
+  const result = await kv.range(prefix, { signal });
   const candidates = result.kvs.map((k) => ({ key: k.key, createRevision: k.createRevision }))
     .sort((a, b) => a.createRevision - b.createRevision);
   return { candidates, revision: result.revision };
@@ -346,14 +362,14 @@ async function waitDeleted(c: RecipeComponents, key: string, afterRevision: numb
 
 /** claim: bump the generation key while our key keeps its create revision. */
 async function claimLeadership(kv: KvClient,
-  action: Extract<CampaignAction, { kind: 'claim' }>):
+  action: Extract<CampaignAction, { kind: 'claim' }>, signal: AbortSignal):
   Promise<{ term: number | undefined; revision: number }> {
   const { key, createRevision, generationKey, value } = action;
   const result = await kv.txn({
     compare: [{ key, target: 'createRevision', result: 'equal', createRevision }],
     success: [{ kind: 'put', key: generationKey, value }, { kind: 'range', key: generationKey }],
     failure: [],
-  });
+  }, { signal });
   if (!result.succeeded) return { term: undefined, revision: result.revision };
   const read = result.responses[1];
   const generation = read?.kind === 'range' ? read.kvs[0] : undefined;
@@ -390,15 +406,18 @@ export class RecipeHold {
     return this.run.lease.id;
   }
 
-  /** Replaces the key's value, only while the key keeps our create revision. */
-  async proclaim(value: string): Promise<void> {
+  /**
+   * Replaces the key's value, only while the key keeps our create revision; stopped at once
+   * when the holding ends (or `signal` aborts).
+   */
+  async proclaim(value: string, signal?: AbortSignal): Promise<void> {
     if (this.signal.aborted) throw this.signal.reason as unknown;
     const { key, fencingToken } = this;
     const result = await this.run.c.kv.txn({
       compare: [{ key, target: 'createRevision', result: 'equal', createRevision: fencingToken }],
       success: [{ kind: 'put', key, value, lease: this.leaseId }],
       failure: [],
-    });
+    }, { signal: signal === undefined ? this.signal : AbortSignal.any([this.signal, signal]) });
     if (!result.succeeded) {
       this.run.report('key-deleted', `candidate key ${key} was gone when proclaiming`);
       throw this.signal.reason as unknown;
@@ -443,13 +462,13 @@ export class RecipeHold {
   private async recheck(): Promise<number | undefined> {
     const { c, signal } = this.run;
     try {
-      const got = await c.kv.get(this.key);
+      const got = await c.kv.get(this.key, { signal });
       if (got.kv?.createRevision !== this.fencingToken) {
         this.run.report('key-deleted', `candidate key ${this.key} is gone`);
       }
       return got.revision + 1;
     } catch {
-      await pause(c.config.backoffMsMax, signal);
+      await pause(c.timer, c.config.backoffMsMax, signal);
       return undefined;
     }
   }
@@ -493,9 +512,4 @@ export abstract class Holding {
 
 function abortedError(signal: AbortSignal): RecipeAbortedError {
   return new RecipeAbortedError(`aborted: ${describeReason(signal.reason)}`, signal.reason);
-}
-
-function describeReason(reason: unknown): string {
-  if (reason instanceof Error) return reason.message;
-  return reason === undefined ? 'no reason given' : String(reason);
 }

@@ -4,9 +4,11 @@
  * one view: the leader, its term and commit index, and each member's role and health.
  * Every field a server may leave out is optional here, so older and newer servers both work.
  */
+import type { ClientEndpoint } from '../ports/client-transport.js';
 import { CoordError } from '../errors.js';
+import { judge } from './caller.js';
+import { TimedSignal, type ClientContext } from './context.js';
 import { originOf } from './endpoints.js';
-import { sendAttempt } from './http-attempt.js';
 
 /** One member as the cluster reports it. */
 export interface MemberStatus {
@@ -66,23 +68,30 @@ interface Answer {
   readonly error?: string;
 }
 
-export interface StatusLimits {
-  readonly timeoutMs: number;
-  readonly redirectsMax: number;
-  readonly signal: AbortSignal;
-}
-
-/** Asks every endpoint; rejects with CONCLAVE_UNAVAILABLE only when none answers. */
-export async function gatherStatus(endpoints: readonly string[],
-  limits: StatusLimits): Promise<ClusterStatus> {
-  const ask = async (url: string): Promise<Answer> => {
-    const result = await sendAttempt(url, { method: 'GET', path: '/v1/status' }, limits);
-    if (result.kind === 'error') return { url, error: result.error.message };
+/**
+ * Asks every endpoint, each within `requestTimeoutMs`; rejects with CONCLAVE_UNAVAILABLE only
+ * when none answers, or with an AbortError when `signal` aborts.
+ */
+export async function gatherStatus(c: ClientContext, signal: AbortSignal):
+  Promise<ClusterStatus> {
+  const timeoutMs = c.config.requestTimeoutMs;
+  const ask = async (url: ClientEndpoint): Promise<Answer> => {
+    const timed = new TimedSignal(c.timer, timeoutMs, [signal]);
+    let result;
+    try {
+      result = await c.transport.call(url, { kind: 'status' }, { signal: timed.signal });
+    } finally {
+      timed.done();
+    }
+    if (result.kind !== 'ok') {
+      return { url, error: judge(result, timed.timedOut, timeoutMs).error.message };
+    }
     const body = result.body;
     return typeof body === 'object' && body !== null && !Array.isArray(body)
       ? { url, body: body as Record<string, unknown> }
       : { url, error: 'answered a status that is not a JSON object' };
   };
+  const endpoints = c.router.endpoints;
   const answers = await Promise.all(endpoints.map(ask));
   const asked = new Set(endpoints);
   const more = [...new Set(answers.flatMap((a) => memberList(a.body))

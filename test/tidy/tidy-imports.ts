@@ -13,10 +13,10 @@ import type { TidyViolation } from './tidy-types.js';
  */
 const ALLOWED_IMPORTS: Readonly<Record<string, readonly string[]>> = {
   core: ['core'],
-  ports: ['core', 'ports'],
+  ports: ['core', 'ports', 'errors'],
   runtime: ['core', 'ports', 'runtime', 'errors'],
   adapters: ['core', 'ports', 'adapters', 'errors'],
-  sim: ['core', 'ports', 'runtime', 'sim', 'errors'],
+  sim: ['core', 'ports', 'runtime', 'sim', 'errors', 'client'],
   server: ['core', 'ports', 'runtime', 'adapters', 'server', 'errors', 'client'],
   membership: ['core', 'ports', 'runtime', 'adapters', 'membership', 'errors'],
   client: ['core', 'ports', 'adapters', 'client', 'errors'],
@@ -31,7 +31,14 @@ const ALLOWED_IMPORTS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** Layers that may not import node built-ins or third-party packages at all. */
-const NO_EXTERNAL_IMPORTS = new Set(['core', 'ports', 'runtime', 'sim']);
+const NO_EXTERNAL_IMPORTS = new Set(['core', 'ports', 'runtime', 'sim', 'client']);
+
+/**
+ * The client's wiring: the only client file that may import src/adapters (connect() passes
+ * the real adapters), and, with the index that re-exports it, what the simulator may not
+ * import of the client.
+ */
+const CLIENT_WIRING = new Set(['client/connect.ts', 'client/index.ts']);
 
 interface ModuleReference {
   /** The module specifier; undefined for a dynamic import() whose argument is not a literal. */
@@ -92,12 +99,30 @@ function importProblem(srcDir: string, file: string, layer: string,
   const target = resolve(dirname(file), specifier);
   if (!target.startsWith(srcDir + sep)) return `import leaves src/: '${specifier}'`;
   const targetLayer = layerOf(srcDir, target);
+  const wiring = clientWiringProblem(srcDir, file, target, layer, targetLayer, specifier);
+  if (wiring !== undefined) return wiring;
   const allowed = ALLOWED_IMPORTS[layer];
   if (allowed === undefined) {
     return `src/${layer} is not a known layer (add it to the table in STYLE.md and tidy)`;
   }
   if (!allowed.includes(targetLayer)) {
     return `src/${layer} may not import src/${targetLayer} ('${specifier}'): dependencies point down`;
+  }
+  return undefined;
+}
+
+/** Only connect.ts brings the real adapters into the client; the simulator never imports it. */
+function clientWiringProblem(srcDir: string, file: string, target: string, layer: string,
+  targetLayer: string, specifier: string): string | undefined {
+  const from = relative(srcDir, file).split(sep).join('/');
+  const to = relative(srcDir, target).split(sep).join('/').replace(/\.js$/, '.ts');
+  if (layer === 'client' && targetLayer === 'adapters' && !CLIENT_WIRING.has(from)) {
+    return `src/${from} may not import src/adapters ('${specifier}'): the client runs on its `
+      + 'components; only client/connect.ts wires in the real adapters';
+  }
+  if (layer === 'sim' && CLIENT_WIRING.has(to)) {
+    return `src/sim may not import src/${to} ('${specifier}'): it wires the real adapters; `
+      + 'import the client modules themselves';
   }
   return undefined;
 }

@@ -1,0 +1,59 @@
+/**
+ * `connect()`: the client over HTTP/JSON with the system's clock, timers and randomness — the
+ * real adapters wired to the client on ports (client.ts). The only module of src/client that
+ * imports src/adapters (tidy checks it), so the simulator can run everything else.
+ */
+import { formatConfigProblems } from '../core/config.js';
+import { HttpClientTransport } from '../adapters/http-client-transport.js';
+import { SystemClock } from '../adapters/system-clock.js';
+import { SystemRandom } from '../adapters/system-random.js';
+import type { Timer } from '../ports/timer.js';
+import { ConfigInvalidError } from '../errors.js';
+import { ConclaveClient } from './client.js';
+import { CLIENT_DEFAULTS, validateClientConfig, type ClientConfig,
+  type ConnectOptions } from './config.js';
+import type { ClientComponents } from './context.js';
+import { parseEndpoint } from './endpoints.js';
+
+/**
+ * A client of the cluster at `options.endpoints`. No I/O happens until the first call, so this
+ * never fails for an unreachable cluster (calls do); it throws ConfigInvalidError
+ * (CONCLAVE_CONFIG_INVALID) listing every bad option. `components` replaces any of the real
+ * ports (tests pass a fake clock or transport).
+ *
+ * ```ts
+ * const client = connect({ endpoints: ['127.0.0.1:2379', '127.0.0.1:2381'] });
+ * await client.kv.put('config/mode', 'blue');
+ * const secure = connect({ endpoints: ['db1:2379'], tls: { ca: readFileSync('ca.pem') } });
+ * ```
+ */
+export function connect(options: ConnectOptions, components: Partial<ClientComponents> = {}):
+  ConclaveClient {
+  const config: ClientConfig = { ...CLIENT_DEFAULTS, ...stripUndefined(options) };
+  const problems = validateClientConfig(config);
+  if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
+  const tls = config.tls !== undefined;
+  const endpoints = config.endpoints.map((text) => {
+    const parsed = parseEndpoint(text, { tls });
+    return 'url' in parsed ? parsed.url : text; // validated above
+  });
+  const clock = components.clock ?? new SystemClock();
+  return new ConclaveClient({ ...config, endpoints }, {
+    ...components,
+    clock,
+    timer: components.timer ?? (isTimer(clock) ? clock : new SystemClock()),
+    random: components.random ?? new SystemRandom(),
+    transport: components.transport ?? new HttpClientTransport({
+      ...(config.tls === undefined ? {} : { tls: config.tls }),
+      socketsPerEndpointMax: 2 * config.writesInflightMax,
+    }),
+  });
+}
+
+function isTimer(value: object): value is Timer {
+  return typeof (value as Partial<Timer>).setTimer === 'function';
+}
+
+function stripUndefined<T extends object>(options: T): T {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as T;
+}
