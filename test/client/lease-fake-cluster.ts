@@ -7,7 +7,10 @@
  * `dropKeepAlives` swallows keep-alives (no answer ever comes), as a partition would.
  * Not a test file itself.
  */
-import { createServer, type Server } from 'node:http';
+import {
+  createServer, type IncomingMessage, type Server, type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { SystemClock } from '../../src/adapters/system-clock.js';
 import { nodeId, type NodeId } from '../../src/core/ids.js';
@@ -32,6 +35,13 @@ import { WatchHub } from '../../src/server/watch-hub.js';
 export const FAKE_TIMING: LeaseTiming = { electionTimeoutMsMax: 30, clockRateErrorMax: 0.01,
   checkpointIntervalMs: 50 };
 const LEASE: LeaseConfig = { checkpointIntervalMs: 50, leasesPerEntryMax: 1000, retryDelayMs: 10 };
+
+export interface FakeTls {
+  readonly cert: string;
+  readonly key: string;
+  readonly ca?: string;
+  readonly requestCert?: boolean;
+}
 
 interface FakeLeaseNode {
   readonly id: NodeId;
@@ -68,9 +78,13 @@ export class LeaseFakeCluster {
     });
   }
 
-  static async start(nodes = 3): Promise<LeaseFakeCluster> {
+  /**
+   * `tls`: serve HTTPS (and wss) with this certificate; with `ca` and `requestCert`, clients
+   * must present a certificate that chains to `ca` (mutual TLS).
+   */
+  static async start(nodes = 3, tls?: FakeTls): Promise<LeaseFakeCluster> {
     const cluster = new LeaseFakeCluster();
-    for (let i = 1; i <= nodes; i++) await cluster.listen(nodeId(`n${i}`));
+    for (let i = 1; i <= nodes; i++) await cluster.listen(nodeId(`n${i}`), tls);
     cluster.elect('n1');
     return cluster;
   }
@@ -109,24 +123,30 @@ export class LeaseFakeCluster {
     return result;
   }
 
-  private async listen(id: NodeId): Promise<void> {
+  private async listen(id: NodeId, tls: FakeTls | undefined): Promise<void> {
     const core = this.core(id);
     const clientUrlOf = (other: NodeId): string | undefined =>
       this.nodes.find((n) => n.id === other)?.url;
     const watches = new WatchHub(core.store, CLIENT_LIMITS_DEFAULTS);
     const api = createHttpApi({ core, watches, clientUrlOf, logger: SILENT_LOGGER,
       ...clientDoor(core), requestTimeoutMs: 2000, metrics: () => '', status: () => ({}) });
-    const server = createServer((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
       this.requests.push(`${req.method ?? '?'} ${req.url ?? '/'}`);
       api(req, res);
-    });
+    };
+    const server: Server = tls === undefined ? createServer(handler)
+      : createHttpsServer({ cert: tls.cert, key: tls.key,
+        ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+        ...(tls.requestCert === true ? { requestCert: true, rejectUnauthorized: true } : {}),
+      }, handler);
     const streams = new LeaseStreamHub({ core, clientUrlOf, logger: SILENT_LOGGER });
     server.on('upgrade', (req, socket, head) => {
       if (!streams.handleUpgrade(req, socket, head)) socket.destroy();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
-    this.nodes.push({ id, server, streams, watches, url: `http://127.0.0.1:${port}`,
+    const scheme = tls === undefined ? 'http' : 'https';
+    this.nodes.push({ id, server, streams, watches, url: `${scheme}://127.0.0.1:${port}`,
       endpoint: `127.0.0.1:${port}` });
   }
 

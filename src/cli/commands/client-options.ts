@@ -1,11 +1,14 @@
 /**
  * What the commands that talk to a cluster share (`status`, `kv`, `watch`, `lease`, `elect`,
- * `lock`): the endpoint and timing flags, building a client from them, and turning every
+ * `lock`): the endpoint, TLS and timing flags, building a client from them, and turning every
  * failure into one clear line and an exit code (2: usage, 1: the cluster could not do it)
- * instead of a stack trace.
+ * instead of a stack trace. The TLS flags are etcdctl's: `--cacert`, `--cert`, `--key`.
  */
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
-import { connect, type ConclaveClient, type ConnectOptions } from '../../client/index.js';
+import {
+  connect, type ClientTlsOptions, type ConclaveClient, type ConnectOptions,
+} from '../../client/index.js';
 import { parseEndpointList } from '../../client/endpoints.js';
 import { CoordError, UsageError } from '../../errors.js';
 import type { CliIo } from '../io.js';
@@ -22,17 +25,27 @@ const CLI_REQUEST_TIMEOUT_MS = 2000;
 const CLI_DEADLINE_MS = 5000;
 
 export interface ClientFlags {
-  readonly endpoints?: string[];
+  /** As given (host:port or URLs); resolved once the TLS flags are known. */
+  readonly endpoints?: string;
   readonly json?: boolean;
   readonly timeoutMs?: number;
   readonly deadlineMs?: number;
+  /** Files: PEM CA bundle, client certificate, its key. */
+  readonly cacert?: string;
+  readonly cert?: string;
+  readonly key?: string;
 }
 
-/** Adds --endpoints, --json, --timeout-ms and --deadline-ms to `command`. */
+/** Adds --endpoints, --cacert, --cert, --key, --json, --timeout-ms and --deadline-ms. */
 export function addClientOptions(command: Command): Command {
   return command
-    .option('--endpoints <list>', `client endpoints, host:port,... (default: $${ENDPOINTS_ENV}, ` +
-      `else ${DEFAULT_ENDPOINTS})`, endpointsFlag)
+    .option('--endpoints <list>', `client endpoints, host:port or URLs, comma-separated ` +
+      `(default: $${ENDPOINTS_ENV}, else ${DEFAULT_ENDPOINTS})`, endpointsFlag)
+    .option('--cacert <file>', 'verify the members\' TLS certificates with this PEM CA bundle; '
+      + 'turns TLS on (host:port endpoints become https://)')
+    .option('--cert <file>', 'this client\'s TLS certificate (PEM), for members that require '
+      + 'one; turns TLS on; needs --key')
+    .option('--key <file>', 'the private key (PEM) of --cert')
     .option('--json', 'machine-readable output (one JSON object per line)', false)
     .option('--timeout-ms <ms>', 'longest wait for one request ' +
       `(default: ${CLI_REQUEST_TIMEOUT_MS})`, integerIn(1, 3_600_000))
@@ -40,33 +53,65 @@ export function addClientOptions(command: Command): Command {
       `before giving up (default: ${CLI_DEADLINE_MS})`, integerIn(1, 86_400_000));
 }
 
-function endpointsFlag(value: string): string[] {
+function endpointsFlag(value: string): string {
   const parsed = parseEndpointList(value);
   if ('problems' in parsed) throw new InvalidArgumentError(parsed.problems.join('; '));
+  return value;
+}
+
+/**
+ * The endpoints: the flag, else $CONCLAVE_ENDPOINTS, else the `conclave dev` defaults; with
+ * TLS on, host:port means https:// and an http:// URL is a usage error.
+ */
+export function resolveEndpoints(flags: ClientFlags,
+  env: Readonly<Record<string, string | undefined>> = process.env, tls = false): string[] {
+  const fromEnv = env[ENDPOINTS_ENV];
+  const [source, text] = flags.endpoints !== undefined ? ['--endpoints', flags.endpoints]
+    : fromEnv !== undefined && fromEnv.trim() !== '' ? [`$${ENDPOINTS_ENV}`, fromEnv]
+      : ['the default endpoints', DEFAULT_ENDPOINTS];
+  const parsed = parseEndpointList(text, { tls });
+  if ('problems' in parsed) {
+    throw new UsageError(`${source} ${source.startsWith('$') ? 'is invalid: ' : ''}`
+      + parsed.problems.join('; '));
+  }
   return parsed.urls;
 }
 
-/** The endpoints: the flag, else $CONCLAVE_ENDPOINTS, else the `conclave dev` defaults. */
-export function resolveEndpoints(flags: ClientFlags,
-  env: Readonly<Record<string, string | undefined>> = process.env): string[] {
-  if (flags.endpoints !== undefined) return flags.endpoints;
-  const fromEnv = env[ENDPOINTS_ENV];
-  const parsed = parseEndpointList(fromEnv !== undefined && fromEnv.trim() !== ''
-    ? fromEnv : DEFAULT_ENDPOINTS);
-  if ('problems' in parsed) {
-    throw new UsageError(`$${ENDPOINTS_ENV} is invalid: ${parsed.problems.join('; ')}`);
+/**
+ * The TLS options of --cacert, --cert and --key, read from their files (undefined without
+ * any); a file that cannot be read, or --cert without --key, is a usage error naming the flag.
+ */
+export function tlsFromFlags(flags: ClientFlags): ClientTlsOptions | undefined {
+  if (flags.cacert === undefined && flags.cert === undefined && flags.key === undefined) {
+    return undefined;
   }
-  return parsed.urls;
+  if ((flags.cert === undefined) !== (flags.key === undefined)) {
+    throw new UsageError(flags.cert === undefined ? '--key needs --cert'
+      : '--cert needs --key (the private key of the certificate)');
+  }
+  const read = (flag: string, file: string | undefined): { [k: string]: string } => {
+    if (file === undefined) return {};
+    try {
+      return { [flag]: readFileSync(file, 'utf8') };
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      throw new UsageError(`--${flag === 'ca' ? 'cacert' : flag}: cannot read ${file}`
+        + (typeof code === 'string' ? ` (${code})` : ''));
+    }
+  };
+  return { ...read('ca', flags.cacert), ...read('cert', flags.cert), ...read('key', flags.key) };
 }
 
 /** `extra`: client options a command sets from its own flags (e.g. leaseMarginMs). */
 export function clientFor(flags: ClientFlags,
   extra: Partial<Omit<ConnectOptions, 'endpoints'>> = {}): ConclaveClient {
+  const tls = tlsFromFlags(flags);
   return connect({
     ...extra,
-    endpoints: resolveEndpoints(flags),
+    endpoints: resolveEndpoints(flags, process.env, tls !== undefined),
     requestTimeoutMs: flags.timeoutMs ?? CLI_REQUEST_TIMEOUT_MS,
     retryDeadlineMs: flags.deadlineMs ?? CLI_DEADLINE_MS,
+    ...(tls === undefined ? {} : { tls }),
   });
 }
 
