@@ -20,7 +20,7 @@ if (scenario === undefined || parentPort === null) {
 }
 const port = parentPort;
 for (const seed of input.seeds) {
-  const result = scenario.runSeed(seed, input.options,
+  const result = await scenario.runSeed(seed, input.options,
     (progress) => port.postMessage({ kind: 'progress', progress }));
   port.postMessage({ kind: 'result', result });
 }

@@ -355,9 +355,13 @@ async function waitDeleted(c: RecipeComponents, key: string, afterRevision: numb
     }
   } catch (error) {
     if (!(error instanceof WatchCompactedError)) throw error;
+    return;
   } finally {
     watch.close();
   }
+  // The watch ended without the delete: only `signal` (or the client closing) ends it so.
+  throw signal.aborted ? signal.reason as unknown
+    : new CoordError('CONCLAVE_UNAVAILABLE', 'the client was closed');
 }
 
 /** claim: bump the generation key while our key keeps its create revision. */
@@ -394,7 +398,8 @@ export class RecipeHold {
     this.term = elected.action.term;
     // After the loss, revoke at once: the successor need not wait out the TTL.
     run.signal.addEventListener('abort', () => void run.cleanup(), { once: true });
-    void this.guardKey(elected.claimRevision + 1);
+    // Its failures end in a loss report or the lease's end; none is left unhandled.
+    this.guardKey(elected.claimRevision + 1).catch(() => undefined);
   }
 
   /** Aborts on the first loss or release; `reason` is a LeadershipLostError. */

@@ -33,7 +33,8 @@ export interface RunReport<F> {
   readonly events: number;
 }
 
-export function runSeeds<F>(scenario: Scenario<F>, run: RunOptions): RunReport<F> {
+export async function runSeeds<F>(scenario: Scenario<F>, run: RunOptions):
+  Promise<RunReport<F>> {
   assert(run.seedCount >= 1, () => `seedCount must be >= 1: ${run.seedCount}`);
   assert(run.firstSeed >= 0 && run.firstSeed <= SEED_MAX, () => `bad first seed ${run.firstSeed}`);
   const startMs = run.wallClock?.monotonicMs();
@@ -41,7 +42,7 @@ export function runSeeds<F>(scenario: Scenario<F>, run: RunOptions): RunReport<F
   const failures: SeedResult<F>[] = [];
   for (let i = 0; i < run.seedCount; i++) {
     const seed = (run.firstSeed + i) % (SEED_MAX + 1);
-    const result = scenario.runSeed(seed, run.options, run.onProgress);
+    const result = await scenario.runSeed(seed, run.options, run.onProgress);
     results.push(result);
     run.onSeed?.(result as SeedResult<unknown>, i);
     if (result.violations.length > 0) {

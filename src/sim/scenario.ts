@@ -65,10 +65,11 @@ export interface Scenario<F> {
   /**
    * Runs one seed. Must be deterministic in (seed, options); `progress`, when given, is told
    * how far a long seed has come, and a `recorder` (scenarios that support `--record`) is
-   * told what happened: neither changes the run.
+   * told what happened: neither changes the run. A scenario that runs async code (the
+   * shipped client, in `lease`) returns a promise; its events still run one at a time.
    */
   runSeed(seed: number, options: ScenarioOptions, progress?: SeedProgressListener,
-    recorder?: SimRecorder): SeedResult<F>;
+    recorder?: SimRecorder): SeedResult<F> | Promise<SeedResult<F>>;
   /** Whether runSeed fills a recorder (`conclave sim --record`). */
   readonly records?: boolean;
   /** Lines of figures over all seeds run, for the final report. */

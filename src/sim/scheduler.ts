@@ -34,6 +34,11 @@ export class Scheduler {
     return this.heap.length;
   }
 
+  /** The virtual time of the next event that will run, if any. Unit: ms. */
+  get nextAtMs(): number | undefined {
+    return this.peek()?.atMs;
+  }
+
   /** Runs `run` at `nowMs + delayMs`; delays are clamped at 0. */
   schedule(delayMs: number, run: () => void): ScheduledEvent {
     assert(Number.isFinite(delayMs), () => `schedule: delay must be finite: ${delayMs}`);

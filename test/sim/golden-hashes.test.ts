@@ -60,14 +60,14 @@ describe('sim: golden trace hashes', () => {
     assert.deepEqual(Object.keys(GOLDEN_CASES).sort(), [...SCENARIOS.keys()].sort());
   });
 
-  test('fixed seeds of every scenario replay to the checked-in trace hashes', () => {
+  test('fixed seeds of every scenario replay to the checked-in trace hashes', async () => {
     const found: Golden = {};
     for (const [name, overrides] of Object.entries(GOLDEN_CASES)) {
       const scenario = SCENARIOS.get(name)!;
       const options = optionsOf(name, overrides);
       found[name] = {};
       for (const seed of GOLDEN_SEEDS) {
-        found[name][String(seed)] = scenario.runSeed(seed, options).traceHash;
+        found[name][String(seed)] = (await scenario.runSeed(seed, options)).traceHash;
       }
     }
     if (UPDATE) writeFileSync(GOLDEN_FILE, `${JSON.stringify(found, undefined, 2)}\n`);

@@ -9,12 +9,13 @@ import type { Scenario, ScenarioOptions, SeedResult } from '../../sim/scenario.j
 import { SimRecorder } from '../../sim/sim-recorder.js';
 import type { CliIo } from '../io.js';
 
-export function recordSeed(io: CliIo, scenario: Scenario<unknown>, file: string,
-  results: readonly SeedResult<unknown>[], options: ScenarioOptions, json: boolean): boolean {
+export async function recordSeed(io: CliIo, scenario: Scenario<unknown>, file: string,
+  results: readonly SeedResult<unknown>[], options: ScenarioOptions, json: boolean):
+  Promise<boolean> {
   const chosen = results.find((r) => r.violations.length > 0) ?? results[0];
   if (chosen === undefined) return true;
   const recorder = new SimRecorder();
-  const rerun = scenario.runSeed(chosen.seed, options, undefined, recorder);
+  const rerun = await scenario.runSeed(chosen.seed, options, undefined, recorder);
   const recording = recorder.recording({ scenario: scenario.name, seed: chosen.seed, options,
     traceHash: rerun.traceHash, simulatedMs: rerun.simulatedMs, violations: rerun.violations });
   writeFileSync(file, JSON.stringify(recording));

@@ -72,9 +72,8 @@ async function runSim(io: CliIo, opts: Record<string, unknown>, command: Command
       (report.inProgress!.length === 0 ? '' : '; in progress: ' +
         report.inProgress!.map((seed) => replayCommand(scenario, seed, options)).join(' ; ')));
   }
-  if (record !== undefined && !recordSeed(io, scenario, record, report.results, options, json)) {
-    return 1;
-  }
+  if (record !== undefined
+    && !await recordSeed(io, scenario, record, report.results, options, json)) return 1;
   const violations = printReport(io, scenario, report, { options, firstSeed, json, interrupted });
   return violations > 0 ? 1 : interrupted ? 130 : 0;
 }

@@ -14,7 +14,7 @@ export interface SimRunRequest {
   readonly skipFaults: readonly number[];
 }
 
-self.onmessage = (message: MessageEvent<SimRunRequest>) => {
+self.onmessage = async (message: MessageEvent<SimRunRequest>) => {
   const { scenario: name, seed, options, skipFaults } = message.data;
   const scenario = SCENARIOS.get(name);
   if (scenario === undefined || scenario.records !== true) {
@@ -24,7 +24,7 @@ self.onmessage = (message: MessageEvent<SimRunRequest>) => {
   const full: Record<string, number | boolean | string | undefined> = {};
   for (const flag of scenario.flags) full[flag.name] = options[flag.name] ?? flag.defaultValue;
   const recorder = new SimRecorder(undefined, new Set(skipFaults));
-  const result = scenario.runSeed(seed, full, undefined, recorder);
+  const result = await scenario.runSeed(seed, full, undefined, recorder);
   self.postMessage({ recording: recorder.recording({ scenario: name, seed, options: full,
     traceHash: result.traceHash, simulatedMs: result.simulatedMs,
     violations: result.violations }) });

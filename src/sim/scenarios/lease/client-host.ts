@@ -7,6 +7,10 @@
  *
  * Elections and locks must hold through freezes no longer than the holder's lease margin (the
  * timing assumption docs/elections.md states); longer ones are the `--timing-violated` mode.
+ *
+ * The client process runs the shipped, async client: each timer callback and each message is a
+ * task of its own, after which its promise reactions run (the SettleGate is told, and settles
+ * them before the next event). On resume, what came due runs one task per event, in order.
  */
 import { assert } from '../../../core/assert.js';
 import type { NodeId } from '../../../core/ids.js';
@@ -16,6 +20,7 @@ import type { Transport, TransportHandler } from '../../../ports/transport.js';
 import type { Scheduler } from '../../scheduler.js';
 import { SimClock, type SimClockOptions } from '../../sim-clock.js';
 import type { SimNetwork } from '../../sim-network.js';
+import type { SettleGate } from '../../settle.js';
 import type { LeaseNetMessage } from './core-protocol.js';
 
 export interface ClientHostCounts {
@@ -37,6 +42,8 @@ export class SimClientHost {
   private pausedSinceMs = 0;
   private cutUntilMs = -Infinity;
   private readonly deferred: (() => void)[] = [];
+  /** Deferred work is being run, one task per event, after a resume. */
+  private draining = false;
   private readonly network: Transport<LeaseNetMessage>;
 
   constructor(
@@ -44,6 +51,8 @@ export class SimClientHost {
     private readonly scheduler: Scheduler,
     network: SimNetwork<LeaseNetMessage>,
     clock: SimClockOptions,
+    /** Told whenever client code ran, so its promise reactions settle before the next event. */
+    private readonly gate?: SettleGate,
   ) {
     this.clock = new SimClock(scheduler, clock);
     this.network = network.attach(id);
@@ -96,13 +105,15 @@ export class SimClientHost {
     });
   }
 
-  /** Lets the process run again now: what became due while it was frozen runs, in order. */
+  /**
+   * Lets the process run again now: what became due while it was frozen runs, in order, one
+   * task per event at this instant (each task's promise reactions run before the next task).
+   */
   resume(): void {
     if (this.pausedUntilMs === undefined) return;
     this.pausedUntilMs = undefined;
     this.counts.pausedMs += this.scheduler.nowMs - this.pausedSinceMs;
-    // One at a time: work that runs now may freeze the process again, and the rest then waits.
-    while (this.pausedUntilMs === undefined && this.deferred.length > 0) this.deferred.shift()!();
+    this.drain();
   }
 
   /** Cuts the client off the network for `durationMs` (or until `reconnect`). */
@@ -117,8 +128,35 @@ export class SimClientHost {
 
   private run(work: () => void): void {
     // While queued work drains, newer work waits behind it: the process keeps its order.
-    if (this.pausedUntilMs !== undefined || this.deferred.length > 0) this.deferred.push(work);
-    else work();
+    if (this.pausedUntilMs !== undefined || this.deferred.length > 0 || this.draining) {
+      this.deferred.push(work);
+      return;
+    }
+    this.gate?.mark();
+    work();
+  }
+
+  /** Runs the next deferred task, and schedules the one after, until frozen again or done. */
+  private drain(): void {
+    if (this.draining || this.deferred.length === 0) return;
+    this.draining = true;
+    const next = (): void => {
+      // Work that ran may have frozen the process again: the rest then waits for the resume.
+      if (this.pausedUntilMs !== undefined) {
+        this.draining = false;
+        return;
+      }
+      const work = this.deferred.shift();
+      if (work === undefined) {
+        this.draining = false;
+        return;
+      }
+      this.gate?.mark();
+      work();
+      if (this.deferred.length > 0) this.scheduler.schedule(0, next);
+      else this.draining = false;
+    };
+    this.scheduler.schedule(0, next);
   }
 
   private send(to: NodeId, message: LeaseNetMessage, stream: boolean): void {

@@ -2,14 +2,16 @@
  * @packageDocumentation
  * Scenario `lease` (`conclave sim --scenario lease`): leases, elections and locks on the
  * consistent core under faults. The members run the very ConsistentCore the server ships
- * (src/runtime/core) on simulated hosts, disks and network; simulated clients (SimCoreClient,
- * each on its own machine, SimClientHost, with a clock drifting within ρ) either grant leases,
- * attach keys, keep them alive at TTL/3 (SimLeaseKeeper), then abandon or revoke them; or
- * campaign in elections and locks through the Campaign machine the client library ships
- * (SimRecipeRun, the twin of src/client/recipe-driver.ts), hold, write to a fenced resource,
- * resign, unlock or abandon; while the nemesis crashes, pauses and partitions members, an
- * operator hands leadership over, and the election clients' machines freeze and lose the
- * network.
+ * (src/runtime/core) on simulated hosts, disks and network; the clients are the very client
+ * the package ships (ConclaveClient from src/client, on its ports: each client's machine,
+ * SimClientHost, gives it a clock drifting within ρ and timers, SimClientTransport carries its
+ * requests, watches and keep-alive stream over the simulated network). They either grant
+ * leases (the client's Lease: keep-alives at TTL/3, its local deadline), attach keys, then
+ * abandon or revoke them; or campaign in elections and locks (the client's recipe driver and
+ * its Campaign), hold, write to a fenced resource, resign, unlock or abandon; while the nemesis
+ * crashes, pauses and partitions members, an operator hands leadership over, and the election
+ * clients' machines freeze and lose the network. The client's async code runs between events
+ * as a process runs it (src/sim/settle.ts).
  *
  * Invariants checked on every seed, in real (virtual) time. Leases (lease-checker.ts): a lease
  * never ends earlier than TTL/(1+ρ) after a member received its last acknowledged keep-alive;
@@ -26,7 +28,8 @@
  * @example
  * ```ts
  * import { runLeaseSeed } from './sim/scenarios/lease/index.js';
- * const result = runLeaseSeed(7, { nodes: 3, clients: 6, 'safety-s': 10, mutant: undefined });
+ * const result = await runLeaseSeed(7, { nodes: 3, clients: 6, 'safety-s': 10,
+ *   mutant: undefined });
  * result.violations;                       // [] when every checker held
  * result.figures.slack.neverEarlierMsMin;  // how close a lease came to ending early
  * result.figures.recipes.checks.handovers; // leaderships checked against the one before
@@ -36,7 +39,8 @@ export {
   leaseScenario, runLeaseSeed, type LeaseFigures, type LeaseSeedHooks, type RecipeFigures,
 } from './lease-scenario.js';
 export {
-  LEASE_FLAGS, LEASE_MUTANT_NAMES, RECIPE_MARGIN_MS, type LeaseSettings, type RecipeSettings,
+  HOLDER_MARGIN_MS, LEASE_FLAGS, LEASE_MUTANT_NAMES, RECIPE_MARGIN_MS, type LeaseSettings,
+  type RecipeSettings,
 } from './lease-settings.js';
 export { SimClientHost, type ClientHostCounts } from './client-host.js';
 export { ClientFaults, type ClientFaultPlan } from './client-faults.js';
@@ -45,19 +49,16 @@ export {
   RecipeChecker, type Leadership, type RecipeCounts,
 } from './recipe-checker.js';
 export {
-  RecipeWorkload, type RecipeClient, type RecipeTarget, type RecipeWorkloadCounts,
+  RecipeWorkload, type RecipeEndReason, type RecipeTarget, type RecipeWorkloadCounts,
   type RecipeWorkloadOptions,
 } from './recipe-workload.js';
-export {
-  SimRecipeRun, STALL_TICK_INTERVAL_MS, type RecipeEndReason, type RecipeRunObserver,
-  type RecipeRunOptions,
-} from './sim-recipe-run.js';
 export { LeaseChecker, type HolderView, type LeaseSlack } from './lease-checker.js';
-export { LeaseWorld, type MemberHost, type MemberProcess } from './lease-world.js';
 export {
-  SimCoreClient, type CallOptions, type SimAnswer, type SimCoreClientOptions, type SimTxn,
-} from './sim-core-client.js';
-export { SimLeaseKeeper, type KeeperState, type LeaseKeeperOptions } from './sim-lease-keeper.js';
+  LeaseWorld, type MemberHost, type MemberProcess, type SimClient,
+} from './lease-world.js';
+export { LeaseWorkload, holderView, type WorkloadCounts } from './lease-workload.js';
+export { SimClientTransport } from './sim-client-transport.js';
 export {
-  CoreServer, type CoreReply, type CoreRequest, type LeaseNetMessage,
+  SimMemberServer, type ClientToMember, type LeaseNetMessage, type MemberToClient,
+  type ServeObserver, type SimReply,
 } from './core-protocol.js';

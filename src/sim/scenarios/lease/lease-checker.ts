@@ -23,8 +23,9 @@
 import { assert } from '../../../core/assert.js';
 import type { NodeId } from '../../../core/ids.js';
 import { leaseEndBoundsMs, type KvStore, type LeaseTiming } from '../../../core/kv/index.js';
+import type { ClientRequest } from '../../../ports/client-transport.js';
 import type { Violation } from '../../scenario.js';
-import type { CoreReply, CoreRequest, ServeObserver } from './core-protocol.js';
+import type { ServeObserver, SimReply } from './core-protocol.js';
 
 export interface LeaseCheckerTiming extends LeaseTiming {
   /**
@@ -41,7 +42,7 @@ export interface LeaseCheckerTiming extends LeaseTiming {
   readonly settleMs: number;
 }
 
-/** What the checker asks of a lease's holder (a SimLeaseKeeper, read through its client). */
+/** What the checker asks of a lease's holder (the shipped client's Lease, on its clock). */
 export interface HolderView {
   readonly client: NodeId;
   /** Still sending keep-alives. */
@@ -93,7 +94,10 @@ export class LeaseChecker implements ServeObserver {
   readonly counts: LeaseCounts = { granted: 0, ended: 0, revoked: 0, keepAlivesAcked: 0 };
   private readonly leases = new Map<number, LeaseRecord>();
   private readonly live = new Set<LeaseRecord>();
-  /** Per grant call: the earliest receipt of any of its attempts. */
+  /**
+   * Per grant call (its idempotency key, the same on every attempt): the earliest receipt of
+   * any of its attempts.
+   */
   private readonly grantCallReceivedAtMs = new Map<string, number>();
   private readonly memberLeases = new Map<NodeId, Set<number>>();
   private healedAtMs: number | undefined;
@@ -138,42 +142,53 @@ export class LeaseChecker implements ServeObserver {
   // -------------------------------------------------------------------------------------------
   // What members do (ServeObserver, and their applied state)
 
-  handled(attemptId: string, _member: NodeId, request: CoreRequest): void {
+  handled(_member: NodeId, request: ClientRequest): void {
     const nowMs = this.nowMs();
-    if (request.kind === 'keep-alive') return this.touch(request.leaseId, nowMs);
-    if (request.kind !== 'write') return;
-    const { write } = request;
-    if (write.kind === 'lease-grant') {
-      const callId = callOf(attemptId);
-      this.grantCallReceivedAtMs.set(callId,
-        Math.min(nowMs, this.grantCallReceivedAtMs.get(callId) ?? Infinity));
-    } else if (write.kind === 'lease-revoke') {
-      const record = this.leases.get(write.leaseId);
-      if (record !== undefined) record.revokeReceivedAtMs ??= nowMs;
-    } else if (write.kind === 'put' && write.lease !== undefined) {
-      this.leases.get(write.lease)?.keys.add(write.key);
-    } else if (write.kind === 'txn') {
-      // Election and lock candidate keys are put in transactions, attached to their lease.
-      for (const op of [...write.success, ...write.failure]) {
-        if (op.kind !== 'put' || op.lease === undefined) continue;
-        this.leases.get(op.lease)?.keys.add(op.key);
+    switch (request.kind) {
+      case 'lease-keepalive':
+        return this.touch(request.leaseId, nowMs);
+      case 'lease-grant': {
+        const call = `${request.clientId}#${request.sequence}`;
+        this.grantCallReceivedAtMs.set(call,
+          Math.min(nowMs, this.grantCallReceivedAtMs.get(call) ?? Infinity));
+        return;
       }
+      case 'lease-revoke': {
+        const record = this.leases.get(request.leaseId);
+        if (record !== undefined) record.revokeReceivedAtMs ??= nowMs;
+        return;
+      }
+      case 'put':
+        if (request.lease !== undefined) this.leases.get(request.lease)?.keys.add(request.key);
+        return;
+      case 'txn':
+        // Election and lock candidate keys are put in transactions, attached to their lease.
+        for (const op of [...request.success, ...request.failure]) {
+          if (op.kind !== 'put' || op.lease === undefined) continue;
+          this.leases.get(op.lease)?.keys.add(op.key);
+        }
+        return;
+      default:
+        return;
     }
   }
 
-  answered(attemptId: string, _member: NodeId, request: CoreRequest, reply: CoreReply,
+  answered(_member: NodeId, request: ClientRequest, reply: SimReply,
     receivedAtMs: number): void {
-    if (request.kind === 'keep-alive') {
+    if (request.kind === 'lease-keepalive') {
       this.touch(request.leaseId, this.nowMs());
       const record = this.leases.get(request.leaseId);
-      if (reply.kind !== 'lease' || record === undefined) return;
+      if (reply.kind !== 'ok' || record === undefined) return;
       this.counts.keepAlivesAcked++;
       record.ackReceivedAtMs = Math.max(record.ackReceivedAtMs ?? -Infinity, receivedAtMs);
       return;
     }
-    if (reply.kind !== 'applied' || reply.result.kind !== 'lease-grant') return;
-    const record = this.leases.get(reply.result.leaseId);
-    const firstMs = this.grantCallReceivedAtMs.get(callOf(attemptId)) ?? receivedAtMs;
+    if (request.kind !== 'lease-grant' || reply.kind !== 'ok') return;
+    const body = reply.body as { kind?: unknown; leaseId?: unknown };
+    if (body.kind !== 'lease-grant' || typeof body.leaseId !== 'number') return;
+    const record = this.leases.get(body.leaseId);
+    const firstMs = this.grantCallReceivedAtMs.get(`${request.clientId}#${request.sequence}`)
+      ?? receivedAtMs;
     if (record !== undefined) {
       record.ackReceivedAtMs = Math.max(record.ackReceivedAtMs ?? -Infinity, firstMs);
     }
@@ -342,11 +357,6 @@ export class LeaseChecker implements ServeObserver {
   private violate(checker: string, message: string): void {
     this.violations.push({ checker, atMs: this.nowMs(), message });
   }
-}
-
-/** `c1.7.2` (client, call, attempt) → `c1.7`. */
-function callOf(attemptId: string): string {
-  return attemptId.slice(0, attemptId.lastIndexOf('.'));
 }
 
 class MinTracker {

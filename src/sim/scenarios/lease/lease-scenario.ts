@@ -3,15 +3,16 @@
  * it) on simulated hosts, disks and network, under the full nemesis (crash and restart with
  * unsynced data lost or torn, pauses, partitions of every shape, loss bursts, latency spikes,
  * member clock drift within ρ) and leadership transfers, serving two kinds of simulated
- * clients, each on its own drifting clock:
- * - lease clients grant leases, attach keys, keep them alive at TTL/3, then abandon or revoke
- *   them; the checkers (lease-checker.ts) hold every lease's end to docs/leases.md's bounds in
- *   real time;
- * - election and lock clients campaign through the Campaign machine the client library ships
- *   (sim-recipe-run.ts), hold, write to a fenced resource, resign, unlock or abandon, on
- *   machines that freeze and lose the network; the checkers (recipe-checker.ts) find any two
- *   holders believing at the same real instant, tokens or terms that fail to grow, and stale
- *   writes the fence accepted. Their leases are held to the same bounds.
+ * clients — the shipped client (ConclaveClient over SimClientTransport), each on its own
+ * drifting clock:
+ * - lease clients grant leases (the client's Lease: keep-alives at TTL/3 over the lease stream,
+ *   its local deadline), attach keys, then abandon or revoke them; the checkers
+ *   (lease-checker.ts) hold every lease's end to docs/leases.md's bounds in real time;
+ * - election and lock clients campaign with the client's elections and locks (the Campaign
+ *   driven by src/client/recipe-driver.ts), hold, write to a fenced resource, resign, unlock or
+ *   abandon, on machines that freeze and lose the network; the checkers (recipe-checker.ts)
+ *   find any two holders believing at the same real instant, tokens or terms that fail to
+ *   grow, and stale writes the fence accepted. Their leases are held to the same bounds.
  * At the end every member must hold the same state.
  *
  * Phases: faults for `--safety-s`; then the heal (every member and client up, links whole),
@@ -29,13 +30,12 @@ import { Nemesis } from '../../nemesis.js';
 import { Prng } from '../../prng.js';
 import type { Scenario, ScenarioOptions, SeedResult, Violation } from '../../scenario.js';
 import { Scheduler } from '../../scheduler.js';
+import { SettleGate } from '../../settle.js';
 import { TraceHash } from '../../trace-hash.js';
 import { ClientFaults } from './client-faults.js';
 import { FencedResources } from './fenced-resource.js';
 import { LeaseChecker, type LeaseCounts, type LeaseSlack } from './lease-checker.js';
-import {
-  drawLeaseSettings, LEASE_FLAGS, RECIPE_MARGIN_MS, type LeaseSettings,
-} from './lease-settings.js';
+import { drawLeaseSettings, LEASE_FLAGS, type LeaseSettings } from './lease-settings.js';
 import { summarizeLease } from './lease-summary.js';
 import { LeaseWorkload, type WorkloadCounts } from './lease-workload.js';
 import { LeaseWorld } from './lease-world.js';
@@ -84,6 +84,9 @@ export interface LeaseSeedHooks {
   readonly atEnd?: (world: LeaseWorld) => void;
 }
 
+/** Events a seed may run at most: a run past it is a runaway (a bug), reported as one. */
+const EVENTS_MAX = 20_000_000;
+
 /** Everything that runs in one seed. */
 interface Run {
   readonly world: LeaseWorld;
@@ -99,17 +102,11 @@ interface Run {
 
 /** How often the upper bounds are checked. Unit: ms (virtual). */
 const SWEEP_INTERVAL_MS = 20;
-/**
- * The lease clients' margin. Unit: ms. Why 100, not the client library's default 500
- * (RECIPE_MARGIN_MS, which the election and lock clients use): holder-safety then checks the
- * servers against a deadline closer to the bound.
- */
-const HOLDER_MARGIN_MS = 100;
 /** After the end, how long replicas get to reach the same applied index. Unit: ms. */
 const SETTLE_MS_MAX = 3_000;
 
-export function runLeaseSeed(seed: number, options: ScenarioOptions,
-  hooks: LeaseSeedHooks = {}): SeedResult<LeaseFigures> {
+export async function runLeaseSeed(seed: number, options: ScenarioOptions,
+  hooks: LeaseSeedHooks = {}): Promise<SeedResult<LeaseFigures>> {
   const prng = new Prng(seed);
   const scheduler = new Scheduler();
   const trace = new TraceHash();
@@ -118,11 +115,15 @@ export function runLeaseSeed(seed: number, options: ScenarioOptions,
   const { world, checker, recipeChecker } = run;
   const violations: Violation[] = [];
   try {
-    play(run);
-    if (!run.broken()) violations.push(...convergence(world));
+    await play(run);
+    if (!run.broken()) violations.push(...await convergence(world));
   } catch (error) {
     // An assertion inside the real code (core invariants, runtime order) is a failed seed.
     violations.push({ checker: 'assertion', atMs: scheduler.nowMs, message: String(error) });
+  } finally {
+    // The clients stop (their calls and watches end) and what that starts runs out here.
+    world.closeClients();
+    await world.gate.settleIfMarked();
   }
   hooks.atEnd?.(world);
   violations.unshift(...world.violations, ...checker.violations, ...recipeChecker.violations);
@@ -137,39 +138,41 @@ function assemble(prng: Prng, scheduler: Scheduler, trace: TraceHash, settings: 
   Run {
   let quietSinceMs = (): number => -Infinity;
   const checker = new LeaseChecker(() => scheduler.nowMs, settings.timing, () => quietSinceMs());
-  const world = new LeaseWorld(prng.fork(), scheduler, trace, settings, checker);
+  const world = new LeaseWorld(prng.fork(), scheduler, trace, settings, checker,
+    new SettleGate(scheduler));
   const nemesis = new Nemesis(prng.fork(), scheduler, world.nemesisTarget(), settings.plan,
     settings.safetyMs);
   quietSinceMs = () => Math.max(...world.ids.map((id) => nemesis.quietSinceMs(world.ids[0]!, id)));
   const workload = new LeaseWorkload(prng.fork(), world.clients, checker, {
-    ttlMsMin: settings.ttlMsMin, ttlMsMax: settings.ttlMsMax,
-    clockRateErrorMax: settings.tuning.clockRateErrorMax, marginMs: HOLDER_MARGIN_MS,
-    thinkMsMean: 200, revokeRate: 0.4,
+    ttlMsMin: settings.ttlMsMin, ttlMsMax: settings.ttlMsMax, thinkMsMean: 200, revokeRate: 0.4,
   });
   const recipeChecker = new RecipeChecker(() => scheduler.nowMs,
     settings.recipes.timingViolated);
-  const { recipes: r, tuning } = settings;
+  const { recipes: r } = settings;
   const recipes = new RecipeWorkload(prng.fork(), world.recipeClients, recipeChecker, checker,
     new FencedResources(scheduler, prng.fork(), recipeChecker), {
-      recipes: r.targets, ttlMsMin: r.ttlMsMin, ttlMsMax: r.ttlMsMax,
-      clockRateErrorMax: tuning.clockRateErrorMax, marginMs: RECIPE_MARGIN_MS,
-      watchTimeoutMs: 4 * tuning.electionTimeoutMsMax, retryDelayMs: tuning.heartbeatIntervalMs,
-      mutants: r.mutants, thinkMsMean: 300, releaseRate: 0.7,
-      writeIntervalMsMean: r.writeIntervalMsMean,
+      recipes: r.targets, ttlMsMin: r.ttlMsMin, ttlMsMax: r.ttlMsMax, thinkMsMean: 300,
+      releaseRate: 0.7, writeIntervalMsMean: r.writeIntervalMsMean,
       freezeBeforeWriteChance: r.freezeBeforeWriteChance,
     });
   const clientFaults = new ClientFaults(prng.fork(), scheduler,
     world.recipeClients.map((c) => c.host), r.faults);
   const broken = (): boolean => checker.violations.length > 0 || world.violations.length > 0
     || recipeChecker.violations.length > 0;
+  const runaway = (): boolean => {
+    if (scheduler.eventsRun < EVENTS_MAX) return false;
+    world.violations.push({ checker: 'runaway', atMs: scheduler.nowMs,
+      message: `more than ${EVENTS_MAX} events: something loops without end` });
+    return true;
+  };
   return { world, nemesis, workload, recipes, clientFaults, checker, recipeChecker,
-    quietSinceMs: () => quietSinceMs(), broken };
+    quietSinceMs: () => quietSinceMs(), broken: () => broken() || runaway() };
 }
 
 /** The run's phases; stops early at the first violation. */
-function play(run: Run): void {
+async function play(run: Run): Promise<void> {
   const { world, nemesis, workload, recipes, clientFaults, checker, broken } = run;
-  const { scheduler, settings } = world;
+  const { scheduler, settings, gate } = world;
   const sweep = (): void => {
     checker.sweep();
     scheduler.schedule(SWEEP_INTERVAL_MS, sweep);
@@ -183,18 +186,18 @@ function play(run: Run): void {
   workload.start();
   recipes.start();
   sweep();
-  if (scheduler.runUntil(settings.safetyMs, broken)) return;
+  if (await gate.runUntil(settings.safetyMs, broken)) return;
   world.healAll();
   clientFaults.healAll();
   checker.healed(Math.max(0, Math.min(settings.safetyMs, run.quietSinceMs())));
   workload.stopAll();
   recipes.stopAll();
-  if (scheduler.runUntil(settings.endMs, broken)) return;
+  if (await gate.runUntil(settings.endMs, broken)) return;
   checker.sweep();
 }
 
 /** After the end: every member reaches the same applied state (same bytes), within a bound. */
-function convergence(world: LeaseWorld): Violation[] {
+async function convergence(world: LeaseWorld): Promise<Violation[]> {
   const { scheduler } = world;
   const endMs = scheduler.nowMs;
   const settled = (): boolean => {
@@ -204,7 +207,7 @@ function convergence(world: LeaseWorld): Violation[] {
       && statuses.every((s) => s !== undefined && s.lastIndex === first.lastIndex
         && s.appliedIndex === first.lastIndex);
   };
-  scheduler.runUntil(endMs + SETTLE_MS_MAX, settled);
+  await world.gate.runUntil(endMs + SETTLE_MS_MAX, settled);
   const digests = new Map<string, NodeId[]>();
   for (const [id, host] of world.hosts) {
     const core = host.process?.core;

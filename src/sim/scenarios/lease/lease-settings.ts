@@ -40,6 +40,13 @@ export const LEASE_MUTANT_NAMES: readonly string[] = [
  */
 export const RECIPE_MARGIN_MS = 500;
 
+/**
+ * The lease clients' margin (their leaseMarginMs). Unit: ms. Why 100, not the client
+ * library's default 500 (RECIPE_MARGIN_MS, which the election and lock clients use):
+ * holder-safety then checks the servers against a deadline closer to the bound.
+ */
+export const HOLDER_MARGIN_MS = 100;
+
 export const LEASE_FLAGS: readonly ScenarioFlag[] = [
   { name: 'nodes', kind: 'integer', description: 'consistent-core members', defaultValue: 3,
     min: 3, max: 7 },

@@ -91,7 +91,7 @@ function summarizeRecipes(results: readonly SeedResult<LeaseFigures>[]):
     stalled: sum((f) => f.workload.holdingEnds.stalled),
     keyDeleted: sum((f) => f.workload.holdingEnds['key-deleted']),
     campaignsLost: sum((f) => f.workload.campaigns - f.workload.elected),
-    stallVerdicts: sum((f) => f.workload.stallVerdicts),
+    stallEnds: sum((f) => f.workload.ends.stalled),
     clientFreezes: sum((f) => f.clientPauses), clientCuts: sum((f) => f.clientCuts),
   };
   const overlaps = violated
@@ -101,8 +101,9 @@ function summarizeRecipes(results: readonly SeedResult<LeaseFigures>[]):
   const lines = [
     `elections and locks: ${data.campaigns} campaigns, ${data.leaderships} leaderships; `
       + `holdings ended: ${data.released} released, ${data.leaseEnded} lease ended, `
-      + `${data.stalled} stalled, ${data.keyDeleted} key deleted; ${data.stallVerdicts} stall `
-      + `verdicts; client freezes ${data.clientFreezes}, network cuts ${data.clientCuts}`,
+      + `${data.stalled} stalled, ${data.keyDeleted} key deleted; ${data.stallEnds} campaigns `
+      + `or holdings ended by a stall; client freezes ${data.clientFreezes}, network cuts `
+      + `${data.clientCuts}`,
     `handovers checked: ${data.handoversChecked} (${grew(results)}), `
       + `${overlaps}; stale writes refused: ${data.staleWritesRefused}, stale writes `
       + `accepted: ${data.staleWritesAccepted} (${data.writesAccepted} writes accepted, `

@@ -1,15 +1,20 @@
 /**
  * The simulated world of the lease scenario: consistent-core members (the real ConsistentCore:
- * RaftRuntime, write-ahead log on SimStorage, KvStore, LeaseTracker) on SimHosts, simulated
- * clients on their own drifting clocks, one network for Raft and client traffic alike, and an
- * operator that hands leadership over now and then. The lease workload drives `clients`; the
- * election and lock workload drives `recipeClients`. Every client runs on a SimClientHost (its
- * machine: clock, freezes, network cuts); only the recipe clients' machines get faults.
+ * RaftRuntime, write-ahead log on SimStorage, KvStore, LeaseTracker) on SimHosts, clients that
+ * are the shipped client (ConclaveClient: Caller, lanes, Lease, lease stream, Watch, recipe
+ * driver) on their own drifting clocks over SimClientTransport, one network for Raft and client
+ * traffic alike, and an operator that hands leadership over now and then. The lease workload
+ * drives `clients`; the election and lock workload drives `recipeClients`. Every client runs on
+ * a SimClientHost (its machine: clock, freezes, network cuts); only the recipe clients'
+ * machines get faults.
  */
+import { ConclaveClient } from '../../../client/client.js';
+import type { ClientConfig } from '../../../client/config.js';
+import type { Lease } from '../../../client/lease.js';
 import { nodeId, type NodeId } from '../../../core/ids.js';
 import { KV_STORE_DEFAULTS } from '../../../core/kv/index.js';
 import type { RaftMessage } from '../../../core/raft/index.js';
-import { randomFloat, randomInt } from '../../../core/random.js';
+import { randomFloat, randomInt, shuffle } from '../../../core/random.js';
 import { SILENT_LOGGER } from '../../../ports/logger.js';
 import type { Transport, TransportHandler } from '../../../ports/transport.js';
 import { ConsistentCore } from '../../../runtime/core/index.js';
@@ -21,16 +26,30 @@ import type { NemesisTarget } from '../../nemesis.js';
 import type { Prng } from '../../prng.js';
 import type { Violation } from '../../scenario.js';
 import type { Scheduler } from '../../scheduler.js';
+import type { SettleGate } from '../../settle.js';
 import { SimHost, type HostContext } from '../../sim-host.js';
 import { SimNetwork } from '../../sim-network.js';
 import type { TraceHash } from '../../trace-hash.js';
 import { SimClientHost } from './client-host.js';
-import { CoreServer, describeLeaseNetMessage, type LeaseNetMessage } from './core-protocol.js';
+import {
+  describeLeaseNetMessage, SimMemberServer, type LeaseNetMessage,
+} from './core-protocol.js';
 import type { LeaseChecker } from './lease-checker.js';
-import type { LeaseSettings } from './lease-settings.js';
-import type { RecipeClient } from './recipe-workload.js';
+import { HOLDER_MARGIN_MS, RECIPE_MARGIN_MS, type LeaseSettings } from './lease-settings.js';
+import { SimClientTransport } from './sim-client-transport.js';
 import { SnapshotChecker } from './snapshot-checker.js';
-import { SimCoreClient } from './sim-core-client.js';
+
+/** One simulated client: the shipped client on its machine. */
+export interface SimClient {
+  readonly id: NodeId;
+  readonly client: ConclaveClient;
+  readonly host: SimClientHost;
+  readonly transport: SimClientTransport;
+  /** Every lease the client was granted (ClientComponents.onLease), by id. */
+  readonly leases: ReadonlyMap<number, Lease>;
+  /** Tells `listener` of every lease granted from now on, before the grant resolves. */
+  onLease(listener: (lease: Lease) => void): void;
+}
 
 export interface MemberProcess {
   readonly core: ConsistentCore;
@@ -59,9 +78,9 @@ export class LeaseWorld {
   readonly ids: readonly NodeId[];
   readonly hosts = new Map<NodeId, MemberHost>();
   /** The lease workload's clients (c1, c2, ...). */
-  readonly clients: SimCoreClient[] = [];
-  /** The election and lock clients (r1, r2, ...) with their machines. */
-  readonly recipeClients: RecipeClient[] = [];
+  readonly clients: SimClient[] = [];
+  /** The election and lock clients (r1, r2, ...). */
+  readonly recipeClients: SimClient[] = [];
   readonly counts: WorldCounts = { leaderChanges: 0, transfers: 0 };
   /** Failures of the machinery itself (storage, recovery), reported as violations. */
   readonly violations: Violation[] = [];
@@ -74,6 +93,8 @@ export class LeaseWorld {
     trace: TraceHash,
     readonly settings: LeaseSettings,
     private readonly checker: LeaseChecker,
+    /** Settles the clients' promise reactions between events (src/sim/settle.ts). */
+    readonly gate: SettleGate,
   ) {
     this.snapshots = new SnapshotChecker(() => scheduler.nowMs, this.violations);
     this.network = new SimNetwork<LeaseNetMessage>(scheduler, prng.fork(), trace, {
@@ -87,10 +108,10 @@ export class LeaseWorld {
       }, (context) => this.startMember(context)));
     }
     settings.clientDriftRates.forEach((driftRate, i) => {
-      this.clients.push(this.addClient(`c${i + 1}`, driftRate).client);
+      this.clients.push(this.addClient(`c${i + 1}`, driftRate, HOLDER_MARGIN_MS));
     });
     settings.recipes.clientDriftRates.forEach((driftRate, i) => {
-      this.recipeClients.push(this.addClient(`r${i + 1}`, driftRate));
+      this.recipeClients.push(this.addClient(`r${i + 1}`, driftRate, RECIPE_MARGIN_MS));
     });
   }
 
@@ -157,19 +178,45 @@ export class LeaseWorld {
     return this.hosts.get(id)!;
   }
 
-  private addClient(name: string, driftRate: number): RecipeClient {
+  /**
+   * A client as a user of this cluster would configure the shipped one: every member listed
+   * (in its own order), attempts of two election timeouts, four in all, back-offs between a
+   * heartbeat and an election timeout, watches presumed dead after four election timeouts
+   * without a frame (members send progress every election timeout), ρ as the servers'.
+   */
+  private addClient(name: string, driftRate: number, leaseMarginMs: number): SimClient {
     const id = nodeId(name);
     const host = new SimClientHost(id, this.scheduler, this.network, {
       driftRate, monotonicOffsetMs: randomInt(this.prng, 0, 100_000), wallOffsetMs: 0,
-    });
+    }, this.gate);
     const { tuning } = this.settings;
-    const client = new SimCoreClient(id, host.processClock, host.transport, this.prng.fork(), {
-      members: this.ids,
-      attemptTimeoutMs: 2 * tuning.electionTimeoutMsMax,
-      callTimeoutMs: 4 * tuning.electionTimeoutMsMax,
-      retryDelayMs: tuning.heartbeatIntervalMs,
+    const config: ClientConfig = {
+      endpoints: shuffle(this.prng, [...this.ids]), clientId: name,
+      requestTimeoutMs: 2 * tuning.electionTimeoutMsMax,
+      retryDeadlineMs: 4 * tuning.electionTimeoutMsMax,
+      backoffMsMin: tuning.heartbeatIntervalMs, backoffMsMax: tuning.electionTimeoutMsMax,
+      writesInflightMax: 16, redirectsMax: 3,
+      watchIdleMsMax: 4 * tuning.electionTimeoutMsMax,
+      clockRateErrorMax: tuning.clockRateErrorMax, leaseMarginMs,
+    };
+    const transport = new SimClientTransport(host.transport);
+    const leases = new Map<number, Lease>();
+    const listeners: ((lease: Lease) => void)[] = [];
+    const client = new ConclaveClient(config, {
+      clock: host.processClock, timer: host.processClock, random: this.prng.fork(), transport,
+      onLease: (lease) => {
+        leases.set(lease.id, lease);
+        for (const listener of listeners) listener(lease);
+      },
+      campaignMutants: this.settings.recipes.mutants,
     });
-    return { client, host };
+    return { id, client, host, transport, leases,
+      onLease: (listener) => listeners.push(listener) };
+  }
+
+  /** Ends every client (their calls and watches stop; nothing more is sent). */
+  closeClients(): void {
+    for (const c of [...this.clients, ...this.recipeClients]) c.client.close();
   }
 
   /**
@@ -194,19 +241,21 @@ export class LeaseWorld {
       },
       close: () => undefined,
     };
-    const server = new CoreServer(context.id, send, () => this.scheduler.nowMs, this.checker);
+    const server = new SimMemberServer({ member: context.id, send,
+      nowMs: () => this.scheduler.nowMs, observer: this.checker, timer: context.timer,
+      progressIntervalMs: this.settings.tuning.electionTimeoutMsMax });
     let core: ConsistentCore | undefined;
     context.transport.setHandler({
       onMessage: (from, message) => {
         if (message.kind === 'raft') raftHandler?.onMessage(from, message.message);
-        else if (message.kind === 'request' && core !== undefined) {
-          server.serve(core, from, message.attemptId, message.request);
+        else if (message.kind === 'client' && core !== undefined) {
+          server.receive(core, from, message.message);
         }
       },
       onPeerReset: (peer) => raftHandler?.onPeerReset?.(peer),
     });
     this.checker.memberStarted(context.id);
-    core = this.openCore(context, raftTransport, (restored) => {
+    core = this.openCore(context, raftTransport, server, (restored) => {
       if (core === undefined) return;
       if (restored) this.checker.memberRestored(context.id, core.store);
       else this.checker.memberApplied(context.id, core.store);
@@ -215,14 +264,16 @@ export class LeaseWorld {
     // The store may start from a snapshot rather than empty: the checker learns its leases.
     this.checker.memberRestored(context.id, core.store);
     const opened = core;
+    server.startProgress(opened);
     return { core: opened, halt: () => {
       alive = false;
+      server.stop();
       opened.stop();
     } };
   }
 
   private openCore(context: HostContext<LeaseNetMessage>, transport: Transport<RaftMessage>,
-    onApplied: (restored: boolean) => void): ConsistentCore {
+    server: SimMemberServer, onApplied: (restored: boolean) => void): ConsistentCore {
     const { settings } = this;
     const nowMs = (): number => this.scheduler.nowMs;
     const chunk = settings.snapshots?.chunkBytes;
@@ -239,7 +290,9 @@ export class LeaseWorld {
       random: context.random, logger: SILENT_LOGGER,
       onApplied: (_revision, restored) => onApplied(restored === true),
       onRaftEvent: (event) => {
-        if (event.kind === 'role-changed' && event.to === 'leader') this.counts.leaderChanges++;
+        if (event.kind !== 'role-changed') return;
+        if (event.to === 'leader') this.counts.leaderChanges++;
+        server.onRoleChanged(event.to === 'leader');
       },
       onFatal: (error) => this.violations.push({ checker: 'storage', atMs: nowMs(),
         message: `${context.id}: ${error.message}` }),

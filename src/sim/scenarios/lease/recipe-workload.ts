@@ -1,30 +1,30 @@
 /**
- * What the election and lock clients do: each, on its own clock, campaigns for one of the
- * run's elections or locks under a fresh lease (SimRecipeRun: the Campaign decides), and once
- * elected holds for a random time (a quarter of a TTL to two TTLs), writing to the recipe's fenced
- * resource now and then with its fencing token while it believes it holds; then it resigns
- * (unlocks), or abandons its lease (stops keeping it alive: it still believes until its local
- * deadline), and campaigns again after a pause. A campaign that lost or failed starts over the
- * same way. At the heal every client lets go (resign or abandon; waiters give up) and starts
- * no more campaigns, so every lease ends by the bound counted from the heal.
+ * What the election and lock clients do, with the shipped recipes (`client.election(name)
+ * .campaign()`, `client.lock()`: the Campaign driven by src/client/recipe-driver.ts, its lease,
+ * stall watch and key guard): each, on its own clock, campaigns for one of the run's elections
+ * or locks under a fresh lease, and once elected holds for a random time (a quarter of a TTL to
+ * two TTLs), writing to the recipe's fenced resource now and then with its fencing token while
+ * its `signal` has not aborted; then it resigns (unlocks), or abandons its lease (stops keeping
+ * it alive: it still holds until its local deadline), and campaigns again after a pause. A
+ * campaign that lost or failed starts over the same way. At the heal every client lets go
+ * (resign or abandon; waiters abort their campaign) and starts no more, so every lease ends by
+ * the bound counted from the heal.
  *
- * A write is checked, then done a few ms later with no second check, as real code does: a
- * freeze between the two sends a stale token. Under `--timing-violated` some write checks are
- * followed by exactly such a freeze, longer than the TTL (the directed shape of Kleppmann's
- * GC-pause example).
+ * A holding lasts, for the checkers, from the moment the campaign resolved to the moment its
+ * `signal` aborted: what a holder's code can know. A write is checked, then done a few ms later
+ * with no second check, as real code does: a freeze between the two sends a stale token. Under
+ * `--timing-violated` some write checks are followed by exactly such a freeze, longer than the
+ * TTL (the directed shape of Kleppmann's GC-pause example).
  */
-import type { CampaignMutant, RecipeKind } from '../../../core/election/index.js';
-import { recipeKeys } from '../../../core/election/index.js';
+import { LeadershipLostError, type Holding } from '../../../client/recipe-driver.js';
+import type { RecipeKind } from '../../../core/election/index.js';
 import { randomChance, randomFloat, randomInt } from '../../../core/random.js';
 import type { Prng } from '../../prng.js';
-import type { SimClientHost } from './client-host.js';
 import type { FencedResources } from './fenced-resource.js';
 import type { LeaseChecker } from './lease-checker.js';
+import type { SimClient } from './lease-world.js';
+import { holderView } from './lease-workload.js';
 import type { Leadership, RecipeChecker } from './recipe-checker.js';
-import type { SimCoreClient } from './sim-core-client.js';
-import {
-  SimRecipeRun, type RecipeEndReason, type RecipeRunObserver,
-} from './sim-recipe-run.js';
 
 /** One election or lock of the run. */
 export interface RecipeTarget {
@@ -32,17 +32,15 @@ export interface RecipeTarget {
   readonly name: string;
 }
 
+/** Why a campaign or a holding ended: the recipe's loss reasons, or aborted, or failed. */
+export type RecipeEndReason = 'lease-ended' | 'key-deleted' | 'stalled' | 'released'
+  | 'aborted' | 'failed';
+
 export interface RecipeWorkloadOptions {
   readonly recipes: readonly RecipeTarget[];
   /** Leases are granted with a TTL in [ttlMsMin, ttlMsMax]. Unit: ms. */
   readonly ttlMsMin: number;
   readonly ttlMsMax: number;
-  readonly clockRateErrorMax: number;
-  /** The client's leaseMarginMs. Unit: ms. */
-  readonly marginMs: number;
-  readonly watchTimeoutMs: number;
-  readonly retryDelayMs: number;
-  readonly mutants: readonly CampaignMutant[];
   /** Mean pause between two campaigns of a client. Unit: ms (client clock). */
   readonly thinkMsMean: number;
   /** Share of holdings ended by resign or unlock (the rest abandon their lease). */
@@ -58,147 +56,158 @@ export interface RecipeWorkloadCounts {
   elected: number;
   released: number;
   abandoned: number;
-  /** Runs that ended by each reason (elected or not). */
+  /** Campaigns that ended, elected or not, by each reason. */
   ends: Record<RecipeEndReason, number>;
   /** Holdings (not campaigns) that ended by each reason. */
   holdingEnds: Record<RecipeEndReason, number>;
-  stallVerdicts: number;
   writesSent: number;
   freezesBeforeWrite: number;
 }
 
-export interface RecipeClient {
-  readonly client: SimCoreClient;
-  readonly host: SimClientHost;
+/** A campaign under way or a holding, of one client. */
+interface Run {
+  readonly client: SimClient;
+  readonly target: RecipeTarget;
+  readonly ttlMs: number;
+  readonly abort: AbortController;
+  holding: Holding | undefined;
+  leadership: Leadership | undefined;
+  /** The holder let go (resigned, unlocked or abandoned): counted once. */
+  lettingGo: boolean;
 }
 
 export class RecipeWorkload {
   readonly counts: RecipeWorkloadCounts = {
     campaigns: 0, elected: 0, released: 0, abandoned: 0, ends: noReasons(),
-    holdingEnds: noReasons(), stallVerdicts: 0, writesSent: 0, freezesBeforeWrite: 0,
+    holdingEnds: noReasons(), writesSent: 0, freezesBeforeWrite: 0,
   };
-  private readonly current = new Map<RecipeClient, SimRecipeRun>();
-  private readonly leaderships = new Map<SimRecipeRun, Leadership>();
-  private readonly kinds = new Map<SimRecipeRun, RecipeKind>();
+  private readonly current = new Map<SimClient, Run>();
   private stopped = false;
 
   constructor(
     private readonly prng: Prng,
-    private readonly clients: readonly RecipeClient[],
+    private readonly clients: readonly SimClient[],
     private readonly checker: RecipeChecker,
     private readonly leaseChecker: LeaseChecker,
     private readonly resources: FencedResources,
     private readonly options: RecipeWorkloadOptions,
-  ) {}
+  ) {
+    // The lease checker learns the holder of every recipe lease as soon as it is granted.
+    for (const client of clients) {
+      client.onLease((lease) => this.leaseChecker.registerHolder(lease.id,
+        holderView(client, lease)));
+    }
+  }
 
   start(): void {
-    for (const entry of this.clients) this.next(entry);
+    for (const client of this.clients) this.next(client);
   }
 
   /** The heal: holders let go (resign or abandon), waiters give up, no campaign starts. */
   stopAll(): void {
     this.stopped = true;
     for (const run of [...this.current.values()]) {
-      if (run.holding) this.letGo(run, this.kinds.get(run)!);
-      else run.abort('the run stops campaigning at the heal');
+      if (run.holding !== undefined) this.letGo(run);
+      else run.abort.abort(new Error('the run stops campaigning at the heal'));
     }
   }
 
-  private next(entry: RecipeClient): void {
+  private next(client: SimClient): void {
     if (this.stopped) return;
     const thinkMs = -Math.log(1 - randomFloat(this.prng)) * this.options.thinkMsMean;
-    entry.client.clock.setTimer(thinkMs, () => this.campaign(entry));
+    client.host.processClock.setTimer(thinkMs, () => void this.campaign(client));
   }
 
-  private campaign(entry: RecipeClient): void {
+  private async campaign(client: SimClient): Promise<void> {
     if (this.stopped) return;
     const o = this.options;
     const target = o.recipes[randomInt(this.prng, 0, o.recipes.length)]!;
-    const run = new SimRecipeRun(entry.client, {
-      keys: recipeKeys(target.kind, target.name), value: entry.client.id,
-      ttlMs: randomInt(this.prng, o.ttlMsMin, o.ttlMsMax + 1),
-      clockRateErrorMax: o.clockRateErrorMax, marginMs: o.marginMs,
-      watchTimeoutMs: o.watchTimeoutMs, retryDelayMs: o.retryDelayMs, mutants: o.mutants,
-    }, this.observer(entry, target));
-    this.current.set(entry, run);
-    this.kinds.set(run, target.kind);
+    const run: Run = { client, target, ttlMs: randomInt(this.prng, o.ttlMsMin, o.ttlMsMax + 1),
+      abort: new AbortController(), holding: undefined, leadership: undefined,
+      lettingGo: false };
+    this.current.set(client, run);
     this.counts.campaigns++;
-    run.start();
+    const options = { ttlMs: run.ttlMs, signal: run.abort.signal };
+    try {
+      run.holding = target.kind === 'election'
+        ? await client.client.election(target.name).campaign(client.id, options)
+        : await client.client.lock(target.name, { ...options, id: client.id });
+    } catch (error) {
+      return this.ended(run, reasonOf(error));
+    }
+    this.elected(run, run.holding);
   }
 
-  private observer(entry: RecipeClient, target: RecipeTarget): RecipeRunObserver {
-    const recipe = `${target.kind}/${target.name}`;
-    return {
-      granted: (run) => this.registerLease(run),
-      elected: (run, action) => {
-        this.counts.elected++;
-        const leadership = this.checker.began(recipe, entry.client.id, action.fencingToken,
-          action.term);
-        this.leaderships.set(run, leadership);
-        const holdMs = run.options.ttlMs * (0.25 + 1.75 * randomFloat(this.prng));
-        entry.client.clock.setTimer(holdMs, () => {
-          if (run.holding) this.letGo(run, target.kind);
-        });
-        this.writeCheck(entry, run, leadership);
-      },
-      ended: (run, reason) => {
-        this.counts.ends[reason]++;
-        const leadership = this.leaderships.get(run);
-        if (leadership !== undefined) {
-          this.counts.holdingEnds[reason]++;
-          this.checker.ended(leadership);
-          this.leaderships.delete(run);
-        }
-        if (this.current.get(entry) === run) this.current.delete(entry);
-        this.kinds.delete(run);
-        this.next(entry);
-      },
-      stalled: () => {
-        this.counts.stallVerdicts++;
-      },
-    };
+  private elected(run: Run, holding: Holding): void {
+    this.counts.elected++;
+    const recipe = `${run.target.kind}/${run.target.name}`;
+    run.leadership = this.checker.began(recipe, run.client.id, holding.fencingToken,
+      holding.term);
+    const onEnd = (): void => this.ended(run, reasonOf(holding.signal.reason));
+    if (holding.signal.aborted) return onEnd(); // ended before the holder could act on it
+    holding.signal.addEventListener('abort', onEnd, { once: true });
+    const holdMs = run.ttlMs * (0.25 + 1.75 * randomFloat(this.prng));
+    run.client.host.processClock.setTimer(holdMs, () => this.letGo(run));
+    this.writeCheck(run, holding);
   }
 
-  /** The lease checker learns the holder of the run's lease (phase 1's bounds hold for it). */
-  private registerLease(run: SimRecipeRun): void {
-    const { keeper, client } = run;
-    this.leaseChecker.registerHolder(keeper.leaseId!, {
-      client: client.id,
-      keeping: () => keeper.state === 'keeping',
-      holds: () => keeper.holds(),
-      pastDeadlineMs: () => client.clock.monotonicMs() - keeper.deadlineMs,
-    });
+  /** The campaign or holding is over, by `reason`; the client campaigns again later. */
+  private ended(run: Run, reason: RecipeEndReason): void {
+    this.counts.ends[reason]++;
+    if (run.leadership !== undefined) {
+      this.counts.holdingEnds[reason]++;
+      this.checker.ended(run.leadership);
+    }
+    if (this.current.get(run.client) === run) this.current.delete(run.client);
+    this.next(run.client);
   }
 
-  private letGo(run: SimRecipeRun, kind: RecipeKind): void {
+  private letGo(run: Run): void {
+    const holding = run.holding;
+    if (holding === undefined || holding.signal.aborted || run.lettingGo) return;
+    run.lettingGo = true;
     if (randomChance(this.prng, this.options.releaseRate)) {
       this.counts.released++;
-      run.release(kind === 'lock' ? 'unlocked' : 'resigned');
+      release(holding).catch(() => undefined); // a failed delete: the lease ends it anyway
     } else {
       this.counts.abandoned++;
-      run.abandon();
+      run.client.leases.get(holding.leaseId)?.stopKeepAlive();
     }
   }
 
   /**
-   * While the holder believes it holds: check, then write a few ms later with the token the
-   * check saw (no second check), then check again after a random interval.
+   * While the holding's signal has not aborted: check, then write a few ms later with the
+   * token the check saw (no second check), then check again after a random interval.
    */
-  private writeCheck(entry: RecipeClient, run: SimRecipeRun, leadership: Leadership): void {
-    if (!run.holding) return;
-    const clock = entry.client.clock;
-    const token = leadership.fencingToken;
+  private writeCheck(run: Run, holding: Holding): void {
+    if (holding.signal.aborted) return;
+    const { client, leadership } = run;
+    const clock = client.host.processClock;
+    const token = holding.fencingToken;
     if (!this.stopped && randomChance(this.prng, this.options.freezeBeforeWriteChance)) {
       this.counts.freezesBeforeWrite++;
-      entry.host.pause(run.options.ttlMs * (1.2 + 1.3 * randomFloat(this.prng)));
+      client.host.pause(run.ttlMs * (1.2 + 1.3 * randomFloat(this.prng)));
     }
     clock.setTimer(5 * randomFloat(this.prng), () => {
       this.counts.writesSent++;
-      this.resources.write(leadership, token);
+      this.resources.write(leadership!, token);
     });
     const gapMs = -Math.log(1 - randomFloat(this.prng)) * this.options.writeIntervalMsMean;
-    clock.setTimer(gapMs, () => this.writeCheck(entry, run, leadership));
+    clock.setTimer(gapMs, () => this.writeCheck(run, holding));
   }
+}
+
+/** Resign or unlock: the one the holding has. */
+function release(holding: Holding): Promise<void> {
+  const h = holding as Holding & { resign?: () => Promise<void>; unlock?: () => Promise<void> };
+  return h.resign?.() ?? h.unlock!();
+}
+
+/** Why a campaign rejected, or a holding's signal aborted. */
+function reasonOf(error: unknown): RecipeEndReason {
+  if (error instanceof LeadershipLostError) return error.lossReason;
+  if (error instanceof Error && error.name === 'AbortError') return 'aborted';
+  return 'failed';
 }
 
 function noReasons(): Record<RecipeEndReason, number> {

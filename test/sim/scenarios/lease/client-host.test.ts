@@ -28,7 +28,11 @@ function pair(): { scheduler: Scheduler; a: SimClientHost; b: SimClientHost } {
 }
 
 function ping(id: string): LeaseNetMessage {
-  return { kind: 'reply', attemptId: id, reply: { kind: 'unknown', message: id } };
+  return { kind: 'client', message: { kind: 'close', id } };
+}
+
+function idOf(m: LeaseNetMessage): string {
+  return m.kind === 'client' ? m.message.id : m.kind;
 }
 
 describe('sim: scenarios: lease: client host', () => {
@@ -36,7 +40,7 @@ describe('sim: scenarios: lease: client host', () => {
     const { scheduler, a, b } = pair();
     const seen: string[] = [];
     a.transport.setHandler({ onMessage: (_from, m) => {
-      seen.push(`msg ${m.kind === 'reply' ? m.attemptId : m.kind} at ${scheduler.nowMs}`);
+      seen.push(`msg ${idOf(m)} at ${scheduler.nowMs}`);
     } });
     a.processClock.setTimer(10, () => seen.push(`t10 at ${scheduler.nowMs}`));
     const cancelled = a.processClock.setTimer(30, () => seen.push('t30'));
@@ -70,7 +74,7 @@ describe('sim: scenarios: lease: client host', () => {
     const atA: string[] = [];
     const atB: string[] = [];
     const into = (seen: string[]) => ({ onMessage: (_from: unknown, m: LeaseNetMessage) => {
-      seen.push(m.kind === 'reply' ? m.attemptId : m.kind);
+      seen.push(idOf(m));
     } });
     a.transport.setHandler(into(atA));
     b.transport.setHandler(into(atB));

@@ -43,8 +43,8 @@ class Bench {
   /** n1 received a keep-alive at `receivedAtMs` and acknowledged it at `nowMs`. */
   ack(leaseId: number, receivedAtMs: number, answeredAtMs = receivedAtMs + 5): void {
     this.nowMs = answeredAtMs;
-    this.checker.answered(`c1.${leaseId}.1`, N1, { kind: 'keep-alive', leaseId },
-      { kind: 'lease', status: { leaseId, ttlMs: TTL_MS, remainingMs: TTL_MS } }, receivedAtMs);
+    this.checker.answered(N1, { kind: 'lease-keepalive', leaseId },
+      { kind: 'ok', body: { leaseId, ttlMs: TTL_MS, remainingMs: TTL_MS } }, receivedAtMs);
   }
 
   /** The leader's expiry of `leaseId` applies on n1 at `atMs`. */
@@ -92,8 +92,8 @@ describe('sim: scenarios: lease: checker', () => {
     const bench = new Bench();
     const id = bench.grant(1000);
     bench.ack(id, 1500);
-    bench.checker.handled(`c1.${id}.9`, N1, { kind: 'write', write: { kind: 'lease-revoke',
-      leaseId: id, clientId: 'c1', sequence: 99 } });
+    bench.checker.handled(N1, { kind: 'lease-revoke', leaseId: id, clientId: 'c1',
+      sequence: 99 });
     bench.expire(id, 1600);
     assert.deepEqual(bench.checker.violations, []);
     assert.equal(bench.checker.counts.revoked, 1);
@@ -140,9 +140,9 @@ describe('sim: scenarios: lease: checker', () => {
   test('not-much-later: a keep-alive received later moves t0', () => {
     const bench = new Bench();
     const id = bench.grant(1000);
-    bench.checker.handled(`c1.${id}.1`, N1, { kind: 'keep-alive', leaseId: id });
+    bench.checker.handled(N1, { kind: 'lease-keepalive', leaseId: id });
     bench.nowMs = 2000;
-    bench.checker.handled(`c1.${id}.2`, N1, { kind: 'keep-alive', leaseId: id });
+    bench.checker.handled(N1, { kind: 'lease-keepalive', leaseId: id });
     assert.deepEqual(bench.sweepAt(1000 + LATEST_MS + 1), []);
     assert.deepEqual(bench.sweepAt(2000 + LATEST_MS + 1), ['not-much-later']);
   });
@@ -150,8 +150,8 @@ describe('sim: scenarios: lease: checker', () => {
   test('lease-keys: a key still attached to a removed lease is flagged', () => {
     const bench = new Bench();
     const id = bench.grant(1000);
-    bench.checker.handled(`c1.${id}.3`, N1, { kind: 'write', write: { kind: 'put', key: 'svc/a',
-      value: 'up', lease: id, clientId: 'c1', sequence: 50 } });
+    bench.checker.handled(N1, { kind: 'put', key: 'svc/a', value: 'up', lease: id,
+      clientId: 'c1', sequence: 50 });
     // A store that lost the lease but kept its key (the real one deletes both at once).
     const broken = { leaseCount: 0, leases: () => [], lease: () => undefined,
       get: (key: string) => (key === 'svc/a' ? { lease: id } : undefined) } as unknown as KvStore;

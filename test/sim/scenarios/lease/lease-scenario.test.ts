@@ -16,12 +16,12 @@ import type { Scenario, ScenarioOptions, SeedResult } from '../../../../src/sim/
 
 const OPTIONS: ScenarioOptions = { nodes: 3, clients: 6, 'safety-s': 10, mutant: undefined };
 
-function runBatch(options: ScenarioOptions, firstSeed: number, count: number):
-  SeedResult<LeaseFigures>[] {
+async function runBatch(options: ScenarioOptions, firstSeed: number, count: number):
+  Promise<SeedResult<LeaseFigures>[]> {
   const results: SeedResult<LeaseFigures>[] = [];
   const failures: string[] = [];
   for (let seed = firstSeed; seed < firstSeed + count; seed++) {
-    const result = runLeaseSeed(seed, options);
+    const result = await runLeaseSeed(seed, options);
     results.push(result);
     const first = result.violations[0];
     if (first === undefined) continue;
@@ -33,8 +33,8 @@ function runBatch(options: ScenarioOptions, firstSeed: number, count: number):
 }
 
 describe('sim: scenarios: lease', () => {
-  test('12 seeds of 3 members hold every checker, with every bound exercised', () => {
-    const results = runBatch(OPTIONS, 100, 12);
+  test('12 seeds of 3 members hold every checker, with every bound exercised', async () => {
+    const results = await runBatch(OPTIONS, 100, 12);
     const sum = (f: (x: LeaseFigures) => number): number =>
       results.reduce((s, r) => s + f(r.figures), 0);
     // The work must be real, or the checks above prove nothing.
@@ -48,12 +48,13 @@ describe('sim: scenarios: lease', () => {
     assert.ok(sum((f) => f.crashes + f.partitions + f.pauses) > 12, 'too few faults');
   });
 
-  test('4 seeds of 5 members hold every checker', () => {
-    runBatch({ ...OPTIONS, nodes: 5 }, 200, 4);
+  test('4 seeds of 5 members hold every checker', async () => {
+    await runBatch({ ...OPTIONS, nodes: 5 }, 200, 4);
   });
 
-  test('6 seeds with --snapshots hold every checker, snapshots installed and compared', () => {
-    const results = runBatch({ ...OPTIONS, snapshots: true }, 300, 6);
+  test('6 seeds with --snapshots hold every checker, snapshots installed and compared',
+    async () => {
+    const results = await runBatch({ ...OPTIONS, snapshots: true }, 300, 6);
     const sum = (f: (x: LeaseFigures) => number): number =>
       results.reduce((s, r) => s + f(r.figures), 0);
     assert.ok(sum((f) => f.snapshots.taken) >= 6 * 5, 'too few snapshots');
@@ -61,13 +62,14 @@ describe('sim: scenarios: lease', () => {
     assert.ok(sum((f) => f.snapshots.compared) >= 6 * 3, 'too few snapshots compared');
   });
 
-  test('the same seed gives the same trace hash and figures; another seed another hash', () => {
-    const a = runLeaseSeed(7, OPTIONS);
-    const b = runLeaseSeed(7, OPTIONS);
+  test('the same seed gives the same trace hash and figures; another seed another hash',
+    async () => {
+    const a = await runLeaseSeed(7, OPTIONS);
+    const b = await runLeaseSeed(7, OPTIONS);
     assert.equal(a.traceHash, b.traceHash);
     assert.deepEqual(a.figures, b.figures);
     assert.equal(a.events, b.events);
-    assert.notEqual(runLeaseSeed(8, OPTIONS).traceHash, a.traceHash);
+    assert.notEqual((await runLeaseSeed(8, OPTIONS)).traceHash, a.traceHash);
   });
 
   test('conclave sim knows it; a failing seed replays with its flags', () => {

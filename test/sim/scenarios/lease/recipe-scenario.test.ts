@@ -16,12 +16,12 @@ import type { Scenario, ScenarioOptions, SeedResult } from '../../../../src/sim/
 
 const OPTIONS: ScenarioOptions = { nodes: 3, clients: 2, 'safety-s': 10, mutant: undefined };
 
-function runBatch(options: ScenarioOptions, firstSeed: number, count: number):
-  (f: (r: RecipeFigures) => number) => number {
+async function runBatch(options: ScenarioOptions, firstSeed: number, count: number):
+  Promise<(f: (r: RecipeFigures) => number) => number> {
   const results: SeedResult<{ recipes: RecipeFigures }>[] = [];
   const failures: string[] = [];
   for (let seed = firstSeed; seed < firstSeed + count; seed++) {
-    const result = runLeaseSeed(seed, options);
+    const result = await runLeaseSeed(seed, options);
     results.push(result);
     const first = result.violations[0];
     if (first === undefined) continue;
@@ -33,8 +33,9 @@ function runBatch(options: ScenarioOptions, firstSeed: number, count: number):
 }
 
 describe('sim: scenarios: lease: elections and locks', () => {
-  test('10 seeds hold every checker, with handovers, fenced writes, freezes and cuts', () => {
-    const sum = runBatch(OPTIONS, 300, 10);
+  test('10 seeds hold every checker, with handovers, fenced writes, freezes and cuts',
+    async () => {
+    const sum = await runBatch(OPTIONS, 300, 10);
     assert.ok(sum((f) => f.checks.handovers) >= 10, 'too few handovers');
     assert.ok(sum((f) => f.checks.writesAccepted) >= 200, 'too few writes');
     assert.ok(sum((f) => f.workload.holdingEnds.released) > 0, 'nobody resigned');
@@ -46,23 +47,23 @@ describe('sim: scenarios: lease: elections and locks', () => {
   });
 
   test('--timing-violated: overlaps happen; the fence refuses stale writes and accepts none',
-    () => {
-      const sum = runBatch({ ...OPTIONS, 'timing-violated': true }, 500, 8);
+    async () => {
+      const sum = await runBatch({ ...OPTIONS, 'timing-violated': true }, 500, 8);
       assert.ok(sum((f) => f.checks.overlaps) > 0, 'no overlap: the violation did not bite');
       assert.ok(sum((f) => f.workload.holdingEnds.stalled) > 0, 'no stall verdict ended one');
       assert.ok(sum((f) => f.checks.staleRefused) > 0, 'no stale write reached the fence');
       assert.equal(sum((f) => f.checks.staleAccepted), 0);
     });
 
-  test('the same seed gives the same trace hash and figures, in both modes', () => {
+  test('the same seed gives the same trace hash and figures, in both modes', async () => {
     for (const options of [OPTIONS, { ...OPTIONS, 'timing-violated': true }]) {
-      const a = runLeaseSeed(9, options);
-      const b = runLeaseSeed(9, options);
+      const a = await runLeaseSeed(9, options);
+      const b = await runLeaseSeed(9, options);
       assert.equal(a.traceHash, b.traceHash);
       assert.deepEqual(a.figures, b.figures);
     }
-    assert.notEqual(runLeaseSeed(9, { ...OPTIONS, 'recipe-clients': 5 }).traceHash,
-      runLeaseSeed(9, { ...OPTIONS, 'recipe-clients': 4 }).traceHash);
+    assert.notEqual((await runLeaseSeed(9, { ...OPTIONS, 'recipe-clients': 5 })).traceHash,
+      (await runLeaseSeed(9, { ...OPTIONS, 'recipe-clients': 4 })).traceHash);
   });
 
   test('a replay command carries --recipe-clients and --timing-violated', () => {
