@@ -24,12 +24,33 @@ import { gatherStatus, type ClusterStatus } from './status.js';
 import { Watch, type WatchOptions, type WatchSelector } from './watch.js';
 
 /**
+ * What the client library offers, whatever carries it: `ConclaveClient` over a ClientTransport
+ * (HTTP, the simulator's network) implements it; another backend (etcd's gRPC API) may
+ * implement a transport, or this whole interface. Application code that takes a `Client`
+ * works with either.
+ */
+export interface Client {
+  readonly kv: Pick<KvClient, 'put' | 'get' | 'range' | 'delete' | 'txn' | 'cas'>;
+  readonly leases: Pick<LeaseClient, 'grant' | 'keepAliveOnce' | 'timeToLive' | 'revoke'
+    | 'list'>;
+  readonly clientId: string;
+  grantLease(options: GrantLeaseOptions): Promise<Lease>;
+  watch(selector: WatchSelector, options?: WatchOptions): Watch;
+  election(name: string): Election;
+  lock(name: string, options?: LockOptions): Promise<Lock>;
+  withLock<T>(name: string, fn: (lock: Lock) => Promise<T> | T, options?: LockOptions):
+    Promise<T>;
+  status(options?: SignalOptions): Promise<ClusterStatus>;
+  close(): void;
+}
+
+/**
  * A client of a Conclave cluster. It finds the leader itself, retries what is safe to retry,
  * and rejects with a `CoordError` whose `code` says what went wrong and whose `outcome` says
  * whether a write may have been applied (`unknown`) or certainly was not (`failed`). Every call
  * takes a `signal` that ends it at once.
  */
-export class ConclaveClient {
+export class ConclaveClient implements Client {
   /** The key-value store. */
   readonly kv: KvClient;
   /** Leases by id: grant, keep alive once, time-to-live, revoke, list. */

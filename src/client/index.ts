@@ -42,7 +42,7 @@
  * client.close();
  * ```
  */
-export { ConclaveClient } from './client.js';
+export { ConclaveClient, type Client } from './client.js';
 export { connect } from './connect.js';
 export { CallAbortedError, type ClientComponents } from './context.js';
 export {
@@ -75,3 +75,11 @@ export type {
   KeyValue, KvCompare, KvDeleteResult, KvEvent, KvPutResult, KvRangeResult, KvTxnOp,
   KvTxnResult,
 } from '../core/kv/types.js';
+// The ports a client runs on (ClientComponents), for those who bring their own.
+export type { Clock } from '../ports/clock.js';
+export type { Timer, TimerHandle } from '../ports/timer.js';
+export type { Random } from '../core/random.js';
+export type {
+  ClientAnswer, ClientEndpoint, ClientRequest, ClientTransport, KeepAliveAnswer, LeaseStream,
+  LeaseStreamOpening, WatchFrame, WatchOpening, WatchRequest, WatchStream,
+} from '../ports/client-transport.js';

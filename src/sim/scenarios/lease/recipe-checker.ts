@@ -1,9 +1,9 @@
 /**
  * The election and lock checkers, against the simulator's real (virtual) time. A leadership (or
- * lock holding) lasts, in real time, from the instant its holder's campaign said `elected` to
- * the instant its holding ended on the holder's process (sim-recipe-run.ts: the first of its
- * local deadline, a stall verdict, the lease found ended, its key deleted, a release). Per
- * election or lock:
+ * lock holding) lasts, in real time, from the instant its holder's campaign resolved to the
+ * instant its holding ended on the holder's process (its leadership's or lock's `signal`
+ * aborted: the first of its local deadline, a stall verdict, the lease found ended, its key
+ * deleted, a release). Per election or lock:
  *
  * - no-overlap: no two holders believe they hold it at the same real instant. Checked when a
  *   holding begins (an overlap always includes some holding's beginning). Under
