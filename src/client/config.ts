@@ -210,7 +210,8 @@ function tlsProblems(tls: ClientTlsOptions | undefined): ConfigProblem[] {
     problem('tls.ca', typeof ca, 'must be PEM text or bytes, or a list of them');
   }
   for (const [field, value] of [['tls.cert', cert], ['tls.key', key]] as const) {
-    if (value !== undefined && !pem(value)) problem(field, typeof value, 'must be PEM text or bytes');
+    if (value === undefined || pem(value)) continue;
+    problem(field, typeof value, 'must be PEM text or bytes');
   }
   if ((cert === undefined) !== (key === undefined)) {
     problem('tls.cert,tls.key', { cert: cert !== undefined, key: key !== undefined },
