@@ -3,7 +3,8 @@
  * TLS between them and HTTPS for clients: it elects a leader, serves a put and a linearizable
  * get over HTTPS, and keeps a lease alive over the keep-alive WebSocket (wss); a member started
  * with a certificate from another CA is refused by the cluster, counted in /metrics, with one
- * clear log line naming the reason, and the cluster keeps serving.
+ * clear log line naming the reason, and the cluster keeps serving. The shipped client does the
+ * same over HTTPS and wss (`connect({ endpoints, tls: { ca } })`), and the CLI with --cacert.
  * Method: the built CLI as child processes (`conclave dev --tls --json`, `conclave server` with
  * a foreign CA's certificate from test/support/test-certs.ts); node:https and ws trusting the
  * dev CA; waits are conditions with deadlines derived from the cluster's timings.
@@ -17,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import WebSocket from 'ws';
+import { connect } from '../../src/client/index.js';
 import {
   clusterDeadlines, deadlineMs, patienceMs, PROCESS_START_MS_IDLE,
 } from '../support/deadlines.js';
@@ -139,6 +141,25 @@ describe('server: peer TLS', { skip: BUILT ? false : 'dist/ not built (npm ci bu
         ca, leaseId);
       assert.equal(answer['leaseId'], leaseId);
       assert.ok((answer['remainingMs'] as number) > 0, JSON.stringify(answer));
+
+      // The shipped client and the CLI, trusting the dev CA (endpoints as dev printed them).
+      const client = connect({ endpoints: ready.endpoints, tls: { ca } });
+      try {
+        await client.kv.put('tls/client', 'shipped');
+        assert.equal((await client.kv.get('tls/client')).kv?.value, 'shipped');
+        const lease = await client.grantLease({ ttlMs: 10_000, autoKeepAlive: false });
+        assert.equal((await lease.keepAlive()).leaseId, lease.id); // over wss, to the leader
+        await lease.revoke();
+      } finally {
+        client.close();
+      }
+      const status = spawnCli(['status', '--json', '--cacert', ready.caFile, '--endpoints',
+        ready.endpoints.join(',')]);
+      const statusExit = await new Promise<number | null>((done) => status.child.once('exit',
+        done));
+      assert.equal(statusExit, 0, status.out());
+      assert.ok(String((JSON.parse(status.out()) as { leaderId?: unknown }).leaderId)
+        .startsWith('n'), status.out());
 
       // A member with a certificate from another CA tries to join as n2.
       const foreign = testCerts().foreignDir;
