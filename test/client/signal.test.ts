@@ -140,7 +140,9 @@ describe('client: signal: a leadership lost stops its writes', () => {
       assert.ok(performance.now() - lostAtMs < 5000, 'the write went on retrying');
       assert.equal(error.name, 'AbortError');
       assert.ok(error.cause instanceof LeadershipLostError, String(error.cause));
-      assert.equal(error.outcome, 'failed', 'no member ever took it');
+      // `unknown` when the abort caught an attempt on its way; never applied either way.
+      assert.ok(['failed', 'unknown'].includes(error.outcome), String(error.outcome));
+      assert.equal(cluster.store.get('sig/fenced'), undefined, 'a member applied it');
       cluster.elect('n1');
     });
 });
