@@ -27,6 +27,7 @@ export function httpShape(request: ClientRequest): HttpRequestShape {
     case 'delete':
     case 'txn':
     case 'range':
+    case 'compact':
       return { method: 'POST', path: `/v1/kv/${kind}`, body };
     case 'lease-grant':
       return { method: 'POST', path: '/v1/lease/grant', body };

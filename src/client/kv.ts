@@ -106,8 +106,9 @@ export class KvClient {
    * watches from at or below it are answered CONCLAVE_KV_COMPACTED from then on. Rejects with
    * CONCLAVE_KV_COMPACTED when it already is, CONCLAVE_KV_FUTURE_REVISION when it is ahead.
    */
-  compact(revision: number): Promise<KvCompactResult> {
-    return this.write('/v1/kv/compact', { revision }, 'compact') as Promise<KvCompactResult>;
+  compact(revision: number, options: SignalOptions = {}): Promise<KvCompactResult> {
+    return this.write((ticket) => ({ kind: 'compact', revision, ...ticket }), options.signal,
+      'compact') as Promise<KvCompactResult>;
   }
 
   /** Runs `success` if every compare holds, else `failure`, atomically at one revision. */

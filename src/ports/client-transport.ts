@@ -50,6 +50,7 @@ export type ClientRequest =
   | ({ readonly kind: 'range'; readonly key: string; readonly prefix?: boolean;
     readonly limit?: number; readonly revision?: number;
     readonly consistency: 'linearizable' | 'serializable' } & Partial<RequestStamp>)
+  | ({ readonly kind: 'compact'; readonly revision: number } & RequestStamp)
   | ({ readonly kind: 'lease-grant'; readonly ttlMs: number } & RequestStamp)
   | ({ readonly kind: 'lease-revoke'; readonly leaseId: number } & RequestStamp)
   | { readonly kind: 'lease-keepalive'; readonly leaseId: number }

@@ -291,6 +291,7 @@ function serve(core: ConsistentCore, request: ClientRequest, reply: (r: SimReply
     case 'put':
     case 'delete':
     case 'txn':
+    case 'compact':
     case 'lease-grant':
     case 'lease-revoke':
       return core.write(request as KvWrite, (outcome) => reply(writeReply(outcome)));
