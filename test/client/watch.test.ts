@@ -192,4 +192,33 @@ describe('client: watch', () => {
     assert.deepEqual((await take(it, 3)).map((e) => e.kv.modRevision), [2, 3, 4]);
     assert.deepEqual(asked, ['2', '4']);
   });
+
+  test('canceled (slow): the watch resumes from its nextRevision, nothing lost', async () => {
+    const event = (rev: number): KvEvent => ({ type: 'put', kv: { key: 'k', value: String(rev),
+      createRevision: 2, modRevision: rev, version: rev - 1 } });
+    const line = (message: unknown): string => `${JSON.stringify(message)}\n`;
+    const asked: string[] = [];
+    const server = createServer((req, res) => {
+      asked.push(new URL(req.url ?? '/', 'http://x').searchParams.get('fromRevision') ?? '');
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+      res.write(line({ kind: 'progress', revision: 9 }));
+      if (asked.length > 1) {
+        res.end(line({ kind: 'events', events: [event(7)], nextRevision: 8 }));
+        return;
+      }
+      // Revisions 3 to 5 changed other keys: the member says so with the cancel's revision.
+      res.write(line({ kind: 'events', events: [event(2)], nextRevision: 3 }));
+      res.end(line({ kind: 'canceled', reason: 'slow', nextRevision: 6 }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }));
+    const c = client([`127.0.0.1:${(server.address() as AddressInfo).port}`]);
+    const watch = c.watch({ key: 'k' }, { fromRevision: 2 });
+    const it = watch[Symbol.asyncIterator]();
+    assert.deepEqual((await take(it, 2)).map((e) => e.kv.modRevision), [2, 7]);
+    assert.deepEqual(asked.slice(0, 2), ['2', '6']);
+  });
 });
