@@ -99,6 +99,15 @@ describe('dashboard: in a real browser', { skip }, () => {
   });
   after(async () => {
     await browser?.close();
+    // The dev cluster's members by pid too: SIGKILL of `conclave dev` leaves its members
+    // running (reparented to pid 1), and they would hold their ports and data dirs.
+    for (const pid of Object.values(ready?.pids ?? {})) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone (the leader killed by the test)
+      }
+    }
     for (const child of children) child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(profileDir, { recursive: true, force: true });
