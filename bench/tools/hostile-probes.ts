@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ProcessGroup, type TrackedProcess } from '../lib/processes.js';
+import { freePort } from '../lib/processes.js';
 
 const BIN = fileURLToPath(new URL('../../bin/conclave.js', import.meta.url));
 
@@ -428,14 +429,6 @@ function dechunk(text: string): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 async function main(): Promise<void> {

@@ -11,6 +11,7 @@ import type { PeerAuthentication } from '../../src/adapters/tcp-transport-auth.j
 import { Prng } from '../../src/sim/prng.js';
 import { validateTestMessage, type TestMessage } from '../compliance/transport.suite.js';
 import { DEADLINE_FLOOR_MS } from '../support/deadlines.js';
+export { freePort } from '../support/ports.js';
 
 /** Default wait: sized for a loaded 2-core machine (test/support/deadlines.ts). */
 export const WAIT_MS_MAX = DEADLINE_FLOOR_MS;
@@ -72,15 +73,6 @@ export async function netPair(): Promise<{
   a.setPeerAddress(b.localId, b.address);
   b.setPeerAddress(a.localId, a.address);
   return { a, b };
-}
-
-/** A port that was free a moment ago (bound, then released). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** A raw client socket that records what it receives and whether it was closed. */

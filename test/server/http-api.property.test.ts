@@ -24,6 +24,7 @@ import { startServer, type RunningServer } from '../../src/server/server.js';
 import { SERVER_DEFAULTS } from '../../src/server/server-config.js';
 import { clusterDeadlines } from '../support/deadlines.js';
 import { waitFor } from '../support/real-cluster.js';
+import { freePort } from '../support/ports.js';
 
 const ERRORS_DOC = fileURLToPath(new URL('../../docs/errors.md', import.meta.url));
 /** The codes docs/errors.md documents (its table's first column). */
@@ -37,14 +38,6 @@ const uncaught: unknown[] = [];
 const onUncaught = (error: unknown): void => {
   uncaught.push(error);
 };
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', () => resolve()));
-  const p = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return p;
-}
 
 const address = (p: number): PeerAddress => parsePeerAddress(`127.0.0.1:${p}`) as PeerAddress;
 

@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -19,20 +18,13 @@ import { CLIENT_LIMITS_DEFAULTS } from '../../src/server/client-limits.js';
 import { startServer, type RunningServer } from '../../src/server/server.js';
 import { SERVER_DEFAULTS, type ServerConfig } from '../../src/server/server-config.js';
 import { waitFor } from '../support/real-cluster.js';
+import { freePort } from '../support/ports.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'conclave-lease-http-'));
 const servers: RunningServer[] = [];
 // Election timeout 300 ms (so up to 600): the TTL minimum is 1856 ms. Generous for a test
 // machine shared with other work: a stalled event loop must not cost the leader.
 const TTL_MS = 2000;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const address = (port: number): PeerAddress => parsePeerAddress(`127.0.0.1:${port}`) as PeerAddress;
 

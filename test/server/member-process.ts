@@ -5,8 +5,8 @@
  * deadline. `stopAllMembers()` SIGKILLs every process still running. Not a test file itself.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import * as net from 'node:net';
 import { BIN } from '../support/real-cluster.js';
+export { freePort } from '../support/ports.js';
 
 export interface MemberExit {
   /** Exit code; null when ended by a signal. */
@@ -100,14 +100,6 @@ export async function stopAllMembers(): Promise<void> {
     child.once('close', () => resolve());
     child.kill('SIGKILL');
   })));
-}
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** The member's own /v1/status answer: the HTTP status and body, or undefined if unreachable. */

@@ -24,6 +24,7 @@ import {
 } from '../support/deadlines.js';
 import { BIN, BUILT, waitFor } from '../support/real-cluster.js';
 import { testCerts } from '../support/test-certs.js';
+import { freePort } from '../support/ports.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'conclave-dev-tls-'));
 const children: ChildProcess[] = [];
@@ -69,14 +70,6 @@ function httpsJson(url: string, ca: Buffer, body?: unknown, hops = 3): Promise<A
     req.on('error', reject);
     req.end(body === undefined ? undefined : JSON.stringify(body));
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** A base port whose six ports (three members × client, peer) are free now. */

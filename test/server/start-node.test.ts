@@ -5,13 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { nodeId } from '../../src/core/ids.js';
 import { startNode, type EmbeddedNode } from '../../src/server/start-node.js';
 import { waitFor } from '../support/real-cluster.js';
+import { freePort } from '../support/ports.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'conclave-embed-'));
 const nodes: EmbeddedNode<number>[] = [];
@@ -19,14 +19,6 @@ after(async () => {
   await Promise.all(nodes.map((n) => n.stop()));
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('server: startNode', () => {
   test('a proposal through the leader is applied by every embedded node, in order', async () => {

@@ -5,12 +5,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { clusterDeadlines, patienceMs, type ClusterDeadlines } from './deadlines.js';
 import { FaultProxy } from './fault-proxy.js';
+import { freePort } from './ports.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/conclave.js', import.meta.url));
 export const BUILT = existsSync(fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url)));
@@ -154,10 +154,3 @@ export async function waitFor<T>(probe: () => Promise<T | undefined>, deadlineMs
   }
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
