@@ -5,6 +5,7 @@
 # apt-get. Exit 0: chromium is installed; exit 1: it cannot be installed here (the tests skip
 # and say why).
 set -euo pipefail
+. "$(dirname "$0")/lib/apt-install.sh"
 
 CHROMIUM="${CONCLAVE_CHROMIUM:-/usr/bin/chromium}"
 if [ -x "$CHROMIUM" ]; then
@@ -12,23 +13,6 @@ if [ -x "$CHROMIUM" ]; then
   exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-chromium: chromium is missing and apt-get is not available" >&2
-  exit 1
-fi
-
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    SUDO="sudo -n"
-  else
-    echo "install-chromium: chromium is missing and this is not root (no sudo)" >&2
-    exit 1
-  fi
-fi
-
-echo "install-chromium: chromium not found; installing Debian's chromium with apt-get"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-  chromium fonts-dejavu-core
+echo "install-chromium: chromium not found"
+apt_install install-chromium chromium fonts-dejavu-core || exit 1
 echo "install-chromium: installed $("$CHROMIUM" --version)"
