@@ -46,16 +46,29 @@ function leaseRows(core: ConsistentCore, max: number): { rows: LeaseRow[]; total
   return { rows, total: all.length };
 }
 
-/** Samples while someone listens (a sample with no listener would be thrown away). */
+/**
+ * Samples only while someone listens: with no page open the sample timer does not run at all
+ * (a member idles without waking every heartbeat for the dashboard). The per-second rates keep
+ * running, so a page opened later gets the last five minutes of its charts.
+ */
 export function startEventFeedTimers(feed: EventFeed): { stop(): void } {
-  const sampleTimer = setInterval(() => {
-    if (feed.subscriberCount > 0) feed.sample();
-  }, feed.config.sampleIntervalMs);
+  let sampleTimer: NodeJS.Timeout | undefined;
+  const stopSampling = (): void => {
+    if (sampleTimer !== undefined) clearInterval(sampleTimer);
+    sampleTimer = undefined;
+  };
+  const listenedChanged = (listened: boolean): void => {
+    stopSampling();
+    if (!listened) return;
+    sampleTimer = setInterval(() => feed.sample(), feed.config.sampleIntervalMs);
+    sampleTimer.unref();
+  };
+  feed.onListenedChange(listenedChanged);
+  if (feed.subscriberCount > 0) listenedChanged(true);
   const secondTimer = setInterval(() => feed.closeSecond(), 1000);
-  sampleTimer.unref();
   secondTimer.unref();
   return { stop: () => {
-    clearInterval(sampleTimer);
+    stopSampling();
     clearInterval(secondTimer);
   } };
 }

@@ -128,6 +128,8 @@ export class EventFeed {
   private readonly ring: StampedRaftEvent[] = [];
   private readonly ratesRing: RatesFrame[] = [];
   private readonly listeners = new Set<Listener>();
+  /** Told when the first listener arrives (true) and when the last leaves (false). */
+  private readonly listenedWatchers: Array<(listened: boolean) => void> = [];
   private readonly counts: Record<ServedKind, number> = { put: 0, read: 0, keepalive: 0 };
   private readonly latencies: Record<ServedKind, LatencySample>;
   private readonly walSyncs: LatencySample;
@@ -155,7 +157,19 @@ export class EventFeed {
   /** Starts sending live frames to `listener`; returns the unsubscribe. */
   subscribe(listener: Listener): () => void {
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    if (this.listeners.size === 1) this.tellListened(true);
+    return () => {
+      if (this.listeners.delete(listener) && this.listeners.size === 0) this.tellListened(false);
+    };
+  }
+
+  /** Calls `watcher(true)` when the feed gains its first listener, `(false)` on losing its last. */
+  onListenedChange(watcher: (listened: boolean) => void): void {
+    this.listenedWatchers.push(watcher);
+  }
+
+  private tellListened(listened: boolean): void {
+    for (const watcher of this.listenedWatchers) watcher(listened);
   }
 
   onRaftEvent(event: RaftEvent): void {
