@@ -2,6 +2,7 @@
 // the feed has a listener (node's mocked timers drive the intervals; nothing sleeps).
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
+import { nodeId } from '../../src/core/ids.js';
 import type { RaftStatus } from '../../src/core/raft/index.js';
 import { EVENT_FEED_DEFAULTS, EventFeed, type FeedFrame } from '../../src/server/event-feed.js';
 import { startEventFeedTimers } from '../../src/server/event-feed-wiring.js';
@@ -11,7 +12,7 @@ function feedCountingStatus(): { feed: EventFeed; statusCalls: () => number } {
   const status = { role: 'follower', term: 1, leaderId: undefined, commitIndex: 0,
     appliedIndex: 0, lastIndex: 0, progress: [] } as unknown as RaftStatus;
   const feed = new EventFeed({
-    id: 'n1',
+    id: nodeId('n1'),
     status: () => { calls++; return status; },
     revision: () => 0, leaseCount: () => 0, leases: () => undefined,
   }, { monotonicMs: () => 0, wallMs: () => 0 }, { nextUint32: () => 7 },

@@ -138,6 +138,7 @@ export {
   AdmissionBudget,
   judgeUpdate,
   plausibleGeneration,
+  SWIM_ACCUSATION_STEP_MAX,
   SWIM_AGE_STEP_MAX,
   SWIM_GENERATION_STEP_MAX,
   SWIM_INCARNATION_STEP_MAX,

@@ -12,9 +12,19 @@
  * - every incarnation, age and generation ≤ `SWIM_VALUE_MAX` (2^40): a member refuting a
  *   thousand times a second would need 35 years to reach it; with every step below, the
  *   arithmetic never leaves the safe integers (2^40 + 2^16 < 2^53);
- * - incarnation ≤ known + `SWIM_INCARNATION_STEP_MAX` (2^16) for a member in the table
- *   (including this member itself): 65,536 refutations this member did not hear of, 18 hours of
- *   one refutation a second behind a partition;
+ * - incarnation ≤ known + `SWIM_INCARNATION_STEP_MAX` (2^16) for an `alive` about a member in
+ *   the table: 65,536 refutations this member did not hear of, 18 hours of one refutation a
+ *   second behind a partition;
+ * - incarnation ≤ known + `SWIM_ACCUSATION_STEP_MAX` (2^15, half the above) for news about this
+ *   member itself and for an accusation (`suspect`, `dead`, `left`) about another. Why half: a
+ *   member refutes one above the incarnation it is accused at, and every other member must take
+ *   that refutation, judged by its own, possibly older, record of the refuter. Were news about
+ *   oneself allowed the full step, one forged accusation at the edge (or one sent just past it
+ *   that arrived after a refutation) made the member refute one beyond what every peer accepts,
+ *   and they held it dead for good (`sim --scenario gossip --members 100 --hostile`, seed 11).
+ *   With half: a refutation lands at most 2^15 + 1 above the refuter's own incarnation, within
+ *   the step of any peer less than 2^15 refutations behind; and an accusation a peer took within
+ *   its bound reaches the accused within the accused's bound, so it is refuted, not ignored;
  * - age ≤ the highest age seen + `SWIM_AGE_STEP_MAX` (2^16): 65,536 admissions not heard of;
  * - an age never decreases for a member in the table (re-admission gives a younger, larger
  *   age), and a member not in the table, announced by an `alive`, may not be older than the
@@ -28,8 +38,10 @@ import type { GossipUpdate } from './messages.js';
 
 /** The largest incarnation, age or generation accepted at all. */
 export const SWIM_VALUE_MAX = 2 ** 40;
-/** The largest rise of a known member's incarnation in one update. */
+/** The largest rise of a known member's incarnation in one `alive` update. */
 export const SWIM_INCARNATION_STEP_MAX = 2 ** 16;
+/** The largest rise in one accusation, or in news about oneself (see the module comment). */
+export const SWIM_ACCUSATION_STEP_MAX = 2 ** 15;
 /** The largest age above the highest age seen. */
 export const SWIM_AGE_STEP_MAX = 2 ** 16;
 /** The largest generation above the highest claim seen. */
@@ -56,6 +68,8 @@ export interface PlausibilityContext {
   readonly generationMax: number;
   /** The member's record, if in the table (for this member itself: its own values). */
   readonly known: { readonly incarnation: number; readonly age: number } | undefined;
+  /** Whether the update is about the judging member itself. */
+  readonly aboutSelf: boolean;
   /** The oldest live member's age and id (for strangers' `alive`), if any. */
   readonly oldestLive: { readonly age: number; readonly id: string } | undefined;
 }
@@ -71,9 +85,9 @@ export function judgeUpdate(update: GossipUpdate,
   }
   const known = c.known;
   if (known !== undefined) {
-    if (update.incarnation > known.incarnation + SWIM_INCARNATION_STEP_MAX) {
-      return 'incarnation-jump';
-    }
+    const stepMax = c.aboutSelf || update.state !== 'alive'
+      ? SWIM_ACCUSATION_STEP_MAX : SWIM_INCARNATION_STEP_MAX;
+    if (update.incarnation > known.incarnation + stepMax) return 'incarnation-jump';
     if (update.state === 'alive' && update.incarnation > known.incarnation
       && update.age < known.age) return 'age-decrease';
     return undefined;

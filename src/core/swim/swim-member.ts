@@ -1398,7 +1398,7 @@ export class SwimMember {
     const oldest = known === undefined && update.state === 'alive'
       ? this.table.oldestLive() : undefined;
     return judgeUpdate(update, {
-      ageSeenMax: this.ageSeenMax, generationMax: this.claimMax.generation, known,
+      ageSeenMax: this.ageSeenMax, generationMax: this.claimMax.generation, known, aboutSelf: self,
       oldestLive: oldest === undefined ? undefined : { age: oldest.age, id: oldest.id },
     });
   }

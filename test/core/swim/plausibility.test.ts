@@ -7,13 +7,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { nodeId } from '../../../src/core/ids.js';
 import {
-  AdmissionBudget, judgeUpdate, plausibleGeneration, SWIM_AGE_STEP_MAX,
-  SWIM_GENERATION_STEP_MAX, SWIM_INCARNATION_STEP_MAX, SWIM_VALUE_MAX,
+  AdmissionBudget, judgeUpdate, plausibleGeneration, SWIM_ACCUSATION_STEP_MAX,
+  SWIM_AGE_STEP_MAX, SWIM_GENERATION_STEP_MAX, SWIM_INCARNATION_STEP_MAX, SWIM_VALUE_MAX,
   type GossipUpdate, type PlausibilityContext,
 } from '../../../src/core/swim/index.js';
 
 const context: PlausibilityContext = {
-  ageSeenMax: 10, generationMax: 3, known: { incarnation: 5, age: 4 },
+  ageSeenMax: 10, generationMax: 3, known: { incarnation: 5, age: 4 }, aboutSelf: false,
   oldestLive: { age: 1, id: 'n1' },
 };
 const update = (fields: Partial<Record<keyof GossipUpdate, unknown>>): GossipUpdate =>
@@ -34,12 +34,34 @@ describe('swim: plausibility', () => {
       { ...context, known: undefined }), 'out-of-range');
   });
 
-  test('incarnation grows by at most the step above what is known', () => {
+  test('an alive raises a known incarnation by at most the step', () => {
     const top = 5 + SWIM_INCARNATION_STEP_MAX;
     assert.equal(judgeUpdate(update({ incarnation: top }), context), undefined);
     assert.equal(judgeUpdate(update({ incarnation: top + 1 }), context), 'incarnation-jump');
-    assert.equal(judgeUpdate(update({ state: 'dead', incarnation: top + 1 }), context),
+  });
+
+  test('accusations, and news about oneself, rise by at most half the step', () => {
+    const top = 5 + SWIM_ACCUSATION_STEP_MAX;
+    for (const state of ['suspect', 'dead', 'left']) {
+      assert.equal(judgeUpdate(update({ state, incarnation: top }), context), undefined);
+      assert.equal(judgeUpdate(update({ state, incarnation: top + 1 }), context),
+        'incarnation-jump', state);
+    }
+    const self = { ...context, aboutSelf: true };
+    assert.equal(judgeUpdate(update({ state: 'suspect', incarnation: top }), self), undefined);
+    assert.equal(judgeUpdate(update({ state: 'suspect', incarnation: top + 1 }), self),
       'incarnation-jump');
+    assert.equal(judgeUpdate(update({ incarnation: top + 1 }), self), 'incarnation-jump');
+  });
+
+  test('a refutation of the largest accepted accusation is accepted by a peer behind it', () => {
+    // The accused refutes one above the accusation; a peer whose record of it is older by
+    // up to half the step still takes that refutation (the seed-11 failure: it did not).
+    const own = 40_000;
+    const refutation = own + SWIM_ACCUSATION_STEP_MAX + 1;
+    const peerRecordBehind = own - (SWIM_INCARNATION_STEP_MAX - SWIM_ACCUSATION_STEP_MAX - 1);
+    assert.equal(judgeUpdate(update({ incarnation: refutation }),
+      { ...context, known: { incarnation: peerRecordBehind, age: 4 } }), undefined);
   });
 
   test('ages and generations grow by at most their steps', () => {

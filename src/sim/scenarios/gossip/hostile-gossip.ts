@@ -20,7 +20,8 @@
 import { nodeId, type NodeId } from '../../../core/ids.js';
 import { randomChance, randomInt } from '../../../core/random.js';
 import {
-  SWIM_AGE_STEP_MAX, SWIM_GENERATION_STEP_MAX, SWIM_INCARNATION_STEP_MAX, SWIM_VALUE_MAX,
+  SWIM_ACCUSATION_STEP_MAX, SWIM_AGE_STEP_MAX, SWIM_GENERATION_STEP_MAX,
+  SWIM_INCARNATION_STEP_MAX, SWIM_VALUE_MAX,
   validateSwimMessage, type SwimMessage, type SwimStatus,
 } from '../../../core/swim/index.js';
 import type { Prng } from '../../prng.js';
@@ -96,13 +97,14 @@ export class GossipHostileActor {
       case 0: // far out of range
         return { member: about, state, incarnation: this.pick([SWIM_VALUE_MAX + 1, 2 ** 53 - 1]),
           age: known.age };
-      case 1: // just past the incarnation step
+      case 1: // just past the incarnation step (half of it for accusations and self news)
         return { member: about, state, age: known.age,
-          incarnation: known.incarnation + SWIM_INCARNATION_STEP_MAX + 1
-            + randomInt(this.prng, 0, 1000) };
+          incarnation: known.incarnation + 1 + randomInt(this.prng, 0, 1000)
+            + (state === 'alive' && about !== receiver
+              ? SWIM_INCARNATION_STEP_MAX : SWIM_ACCUSATION_STEP_MAX) };
       case 2: // the receiver accused far above its own incarnation
         return { member: receiver, state: this.pick(['suspect', 'dead'] as const), age: ages,
-          incarnation: s.incarnation + SWIM_INCARNATION_STEP_MAX + 1, by: about };
+          incarnation: s.incarnation + SWIM_ACCUSATION_STEP_MAX + 1, by: about };
       case 3: // a member made older than it is
         return { member: about, state: 'alive', incarnation: known.incarnation + 1,
           age: Math.max(0, known.age - 1 - randomInt(this.prng, 0, 3)), address: about };

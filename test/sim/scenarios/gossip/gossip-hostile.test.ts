@@ -1,0 +1,28 @@
+/**
+ * sim: scenarios: gossip --hostile — a forger without the keyring sends every SWIM kind with
+ * values beyond the bounds (src/sim/scenarios/gossip/hostile-gossip.ts). Goal: every checker
+ * holds; in particular the seed that found the refutation trap (seed 11 at 100 members: an
+ * accusation taken at the edge of the self bound made its target refute one past what every
+ * peer accepts, and they held it dead for good) stays fixed. Method: `runGossipSeed` with
+ * `hostile: true`, as `conclave sim --scenario gossip --hostile` runs it.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { runGossipSeed } from '../../../../src/sim/scenarios/gossip/index.js';
+import type { ScenarioOptions } from '../../../../src/sim/scenario.js';
+
+const HOSTILE: ScenarioOptions = {
+  members: 100, loss: undefined, 'duration-s': undefined, lifeguard: 'on',
+  strategy: 'keep-majority', profile: 'local', hostile: true,
+};
+
+describe('sim: scenarios: gossip under a forger', () => {
+  test('seed 11 at 100 members: the target of an edge accusation is not held dead', () => {
+    const result = runGossipSeed(11, HOSTILE);
+    assert.deepEqual(result.violations, [], 'replay: npx conclave sim --scenario gossip '
+      + '--seed 11 --seeds 1 --members 100 --hostile');
+    const hostile = result.figures.runs[0]?.hostile;
+    assert.ok(hostile !== undefined && hostile.sent > 1000 && hostile.rejected > 1000,
+      `the forger spoke and was refused: ${JSON.stringify(hostile)}`);
+  });
+});
