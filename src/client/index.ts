@@ -44,6 +44,9 @@
  */
 export { ConclaveClient, type Client } from './client.js';
 export { connect } from './connect.js';
+export type {
+  BackendConnectOptions, EtcdAuthOptions, EtcdConnectOptions,
+} from './backend.js';
 export { CallAbortedError, type ClientComponents } from './context.js';
 export {
   CLIENT_DEFAULTS, CLIENT_ID_LENGTH_MAX, validateClientConfig, type ClientConfig,
