@@ -68,6 +68,10 @@ export {
 } from './lease.js';
 export { Lock, type LockOptions } from './lock.js';
 export {
+  parseTaskRecord, runOnce, taskKey, TASK_RECORD_BYTES_MAX, type RunOnceResult, type TaskCompletion,
+  type TaskRecord, type TaskRun,
+} from './run-once.js';
+export {
   Holding, LeadershipLostError, RecipeAbortedError, RECIPE_TTL_MS_DEFAULT, STALL_TICK_INTERVAL_MS,
   type LeadershipLossReason,
 } from './recipe-driver.js';

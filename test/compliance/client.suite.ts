@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Fence, type Client, type Lease } from '../../src/client/index.js';
+import { Fence, runOnce, type Client, type Lease } from '../../src/client/index.js';
 import { recipeKeys } from '../../src/core/election/index.js';
 import { CoordError } from '../../src/errors.js';
 import { deadlineMs } from '../support/deadlines.js';
@@ -51,6 +51,7 @@ export function runClientCompliance(label: string, start: () => Promise<ClientBa
     watchTests(client, fresh);
     leaseTests(() => backend, client, fresh);
     recipeTests(() => backend, client, fresh);
+    runOnceTests(() => backend, client, fresh);
   });
 }
 
@@ -229,6 +230,82 @@ function recipeTests(backend: () => ClientBackend, client: () => Client,
       (error: unknown) => error instanceof CoordError
         && error.code === 'CONCLAVE_FENCING_TOKEN_STALE');
     await newer.unlock();
+  });
+}
+
+function runOnceTests(backend: () => ClientBackend, client: () => Client,
+  fresh: () => string): void {
+  const electionName = (): string => `r${fresh().replace(/\W/g, '')}`;
+
+  test('runOnce: a finished task is never run again by the next leader; its result and its '
+    + 'ops were committed with it', async () => {
+    const name = electionName();
+    const { ttlMs } = backend();
+    const [a, b] = [client(), client()];
+    const first = await a.election(name).campaign('a', { ttlMs });
+    let runs = 0;
+    const effect = `${name}/effect`;
+    const ran = await runOnce(a.kv, first, 'restart-db', () => {
+      runs += 1;
+      return { result: { restarted: 'db' }, ops: [{ kind: 'put', key: effect, value: 'done' }] };
+    });
+    assert.equal(ran.ran, true);
+    assert.equal((await a.kv.get(effect)).kv?.value, 'done');
+    await first.resign();
+    const second = await b.election(name).campaign('b', { ttlMs });
+    const again = await runOnce(b.kv, second, 'restart-db', () => {
+      runs += 1;
+    });
+    assert.equal(runs, 1, 'the new leader did not repeat the finished task');
+    assert.equal(again.ran, false);
+    assert.deepEqual(again.result, { restarted: 'db' });
+    assert.equal(again.record.fencingToken, first.fencingToken);
+    await second.resign();
+  });
+
+  test('runOnce: an unfinished task (its leader failed mid-way) is retried by the next leader, '
+    + 'told the previous attempt', async () => {
+    const name = electionName();
+    const { ttlMs } = backend();
+    const [a, b] = [client(), client()];
+    const first = await a.election(name).campaign('a', { ttlMs });
+    await assert.rejects(runOnce(a.kv, first, 'restart-cache', () => {
+      throw new Error('crashed mid-way');
+    }), /crashed mid-way/);
+    await first.resign();
+    const second = await b.election(name).campaign('b', { ttlMs });
+    const retried = await runOnce(b.kv, second, 'restart-cache', (task) => {
+      assert.equal(task.attempt, 2);
+      assert.equal(task.previous?.state, 'started');
+      assert.equal(task.previous?.fencingToken, first.fencingToken);
+      return { result: task.attempt };
+    });
+    assert.equal(retried.ran, true);
+    assert.equal(retried.record.fencingToken, second.fencingToken);
+    await second.resign();
+  });
+
+  test('runOnce: a deposed leader\'s completion is refused by the store, and the task stays '
+    + 'for the next leader', async () => {
+    const name = electionName();
+    const { ttlMs } = backend();
+    const [a, b] = [client(), client()];
+    const first = await a.election(name).campaign('a', { ttlMs });
+    const effect = `${name}/effect`;
+    // The leader's key vanishes while the action runs (as when its lease expired in a pause).
+    await assert.rejects(runOnce(a.kv, first, 'charge', async () => {
+      await b.kv.delete(first.key);
+      return { ops: [{ kind: 'put', key: effect, value: 'stale' }] };
+    }), (error: unknown) => error instanceof CoordError
+      && error.code === 'CONCLAVE_LEASE_EXPIRED');
+    assert.equal((await b.kv.get(effect)).kv, undefined, 'the stale completion wrote nothing');
+    await waitFor(async () => first.signal.aborted || undefined, WAIT_MS, 'a\'s loss noticed');
+    const second = await b.election(name).campaign('b', { ttlMs });
+    const done = await runOnce(b.kv, second, 'charge', () =>
+      ({ ops: [{ kind: 'put', key: effect, value: 'fresh' }] }));
+    assert.equal(done.ran, true);
+    assert.equal((await b.kv.get(effect)).kv?.value, 'fresh');
+    await second.resign();
   });
 }
 
