@@ -171,9 +171,13 @@ function leaseTests(backend: () => ClientBackend, client: () => Client,
       const ttl = await lease.timeToLive({ keys: true });
       assert.deepEqual(ttl.keys, [key]);
       assert.ok(ttl.ttlMs >= ttlMs, `granted ${ttl.ttlMs} ms for ${ttlMs} asked`);
+      const once = await c.leases.keepAliveOnce(lease.id);
+      assert.equal(once.leaseId, lease.id);
       const revoked = await lease.revoke();
       assert.equal(revoked.deleted, 1);
       assert.equal((await c.kv.get(key)).kv, undefined);
+      await assert.rejects(c.leases.keepAliveOnce(lease.id), (error: unknown) =>
+        error instanceof CoordError && error.code === 'CONCLAVE_LEASE_EXPIRED');
     });
 }
 

@@ -69,7 +69,7 @@ export class EtcdClientTransport implements ClientTransport {
       signal === undefined ? {} : { signal });
     try {
       const body = await etcdRequest(request, { call, endpoint,
-        keepAliveOnce: (leaseId) => this.keepAliveOnce(endpoint, leaseId) });
+        keepAliveOnce: (leaseId) => this.keepAliveOnce(endpoint, leaseId, signal) });
       return { kind: 'ok', body, servedBy: endpoint };
     } catch (error) {
       if (error instanceof EtcdCallError || signal?.aborted === true) {
@@ -167,19 +167,23 @@ export class EtcdClientTransport implements ClientTransport {
   }
 
   /** One keep-alive outside the stream client (`leases.keepAliveOnce`). */
-  private async keepAliveOnce(endpoint: ClientEndpoint, leaseId: number): Promise<unknown> {
-    const stream = await this.openStream(endpoint, 'leaseKeepAlive', undefined);
+  private async keepAliveOnce(endpoint: ClientEndpoint, leaseId: number,
+    signal: AbortSignal | undefined): Promise<unknown> {
+    const stream = await this.openStream(endpoint, 'leaseKeepAlive', signal);
     if ('kind' in stream) {
       throw stream.kind === 'refused' ? stream.error : new CoordError('CONCLAVE_UNAVAILABLE',
         `cannot reach ${endpoint}: ${stream.detail}`);
     }
     const lease = new EtcdLeaseStream(stream, endpoint, 1);
+    const abort = (): void => lease.close(); // the keep-alive then answers `lost` at once
+    signal?.addEventListener('abort', abort, { once: true });
     try {
       const answer = await lease.keepAlive(leaseId);
       if (answer.kind === 'ok') return answer.body;
       throw answer.kind === 'refused' ? answer.error : new CoordError('CONCLAVE_UNAVAILABLE',
         `the keep-alive to ${endpoint} got no answer: ${answer.detail}`);
     } finally {
+      signal?.removeEventListener('abort', abort);
       lease.close();
     }
   }

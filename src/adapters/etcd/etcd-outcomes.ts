@@ -52,6 +52,10 @@ const REFUSAL_CODES: ReadonlyMap<grpc.status, CoordErrorCode> = new Map([
 /** The answer a failed etcd call gives the client. */
 export function failureAnswer(error: unknown, endpoint: ClientEndpoint, aborted: boolean):
   RefusedAnswer | LostAnswer {
+  if (aborted && !(error instanceof EtcdCallError)) {
+    return { kind: 'lost', sent: true, aborted: true, detail: 'aborted', servedBy: endpoint,
+      cause: error };
+  }
   if (!(error instanceof EtcdCallError)) {
     const message = error instanceof Error ? error.message : String(error);
     const refused = error instanceof CoordError ? error : new CoordError('CONCLAVE_PROTOCOL',
