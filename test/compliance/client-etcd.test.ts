@@ -9,9 +9,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EtcdConnection } from '../../src/adapters/etcd/etcd-connection.js';
 import { connect, type ConclaveClient } from '../../src/client/index.js';
+import { CoordError } from '../../src/errors.js';
 import { deadlineMs, PROCESS_START_MS_IDLE } from '../support/deadlines.js';
 import { waitFor } from '../support/real-cluster.js';
 import { ensureEtcdInstalled, RealEtcd } from '../support/real-etcd.js';
+import { makeTestCerts, type TestCerts } from '../support/tls-certs.js';
 import { runClientCompliance } from './client.suite.js';
 
 const missing = ensureEtcdInstalled();
@@ -96,3 +98,46 @@ describe('client on etcd: user/password auth with token renewal', { skip: missin
       await lease.revoke();
     });
   });
+
+/** etcd-only: HTTPS with client certificates (etcd's --client-cert-auth). */
+describe('client on etcd: TLS with a client certificate', { skip: missing ?? false }, () => {
+  let etcd: RealEtcd;
+  let certs: TestCerts;
+  before(async () => {
+    certs = makeTestCerts();
+    const dir = certs.files.ca.slice(0, certs.files.ca.lastIndexOf('/'));
+    etcd = await RealEtcd.start({ members: 1, clientTls: { certFile: `${dir}/server.pem`,
+      keyFile: `${dir}/server.key`, caFile: certs.files.ca } });
+  });
+  after(() => {
+    etcd?.stop();
+    certs?.remove();
+  });
+
+  test('with the CA and a client certificate calls and watches work; without, they fail',
+    async () => {
+      const endpoints = etcd.endpoints.map((e) => `https://${e}`);
+      const client = connect({ backend: 'etcd', endpoints, tls: { ca: certs.ca,
+        cert: certs.clientCert, key: certs.clientKey } });
+      try {
+        const put = await waitFor(() => client.kv.put('tls/a', '1').catch(() => undefined),
+          deadlineMs(PROCESS_START_MS_IDLE), 'etcd over TLS');
+        assert.equal((await client.kv.get('tls/a')).kv?.value, '1');
+        for await (const event of client.watch({ key: 'tls/a' },
+          { fromRevision: put.revision })) {
+          assert.equal(event.kv.value, '1');
+          break;
+        }
+      } finally {
+        client.close();
+      }
+      const noCert = connect({ backend: 'etcd', endpoints, tls: { ca: certs.ca },
+        retryDeadlineMs: 1000 });
+      try {
+        await assert.rejects(noCert.kv.get('tls/a'), (error: unknown) =>
+          error instanceof CoordError && error.code === 'CONCLAVE_UNAVAILABLE');
+      } finally {
+        noCert.close();
+      }
+    });
+});
