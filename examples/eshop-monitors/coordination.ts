@@ -9,7 +9,8 @@
  *   orders.
  * - core (core-coordination.ts): a lease-backed election in a Conclave consistent core; the
  *   token is the election's fencing token and the leadership signal aborts before the lease can
- *   end on the server.
+ *   end on the server. Restarts go through `runOnce`, so a new leader never repeats one.
+ * - etcd: the same code on an etcd cluster (`connect({ backend: 'etcd' })`).
  */
 import { joinCluster, type Membership, type MembershipEventOf } from 'conclave';
 import type { EshopEventBody } from './events.js';
@@ -22,6 +23,12 @@ export interface MonitorLeadership {
   readonly term: number;
   /** Aborts when this monitor learns the leadership has ended. */
   readonly signal: AbortSignal;
+  /**
+   * Core and etcd modes: runs `fn` once per task for the whole line of leaders (the client's
+   * `runOnce`: recorded done in the store under the fencing token). Gossip has no store.
+   */
+  readonly runOnce?: (taskId: string, fn: () => Promise<unknown>) =>
+    Promise<{ readonly ran: boolean; readonly result: unknown; readonly doneBy: number }>;
 }
 
 export interface Coordination {

@@ -8,7 +8,7 @@
  * the line.
  */
 import {
-  connect, LeadershipLostError, type ConclaveClient, type Leadership,
+  connect, LeadershipLostError, runOnce, type ConclaveClient, type Leadership,
 } from 'conclave';
 import type { Coordination, MonitorLeadership } from './coordination.js';
 import type { EshopEventBody } from './events.js';
@@ -23,6 +23,8 @@ export interface CoreCoordinationOptions {
   readonly name: string;
   /** The consistent core's client endpoints (host:port). */
   readonly endpoints: readonly string[];
+  /** Which service holds the election: Conclave's consistent core, or etcd. Default: core. */
+  readonly backend?: 'conclave' | 'etcd';
   /** TTL of the campaign's lease. Unit: ms. */
   readonly leaseTtlMs: number;
   /** The client's `leaseMarginMs`: a stall longer than this ends the leadership. Unit: ms. */
@@ -39,16 +41,24 @@ export class CoreCoordination implements Coordination {
   constructor(private readonly options: CoreCoordinationOptions) {}
 
   start(): Promise<void> {
-    this.client = connect({ endpoints: [...this.options.endpoints],
-      leaseMarginMs: this.options.leaseMarginMs });
+    const endpoints = [...this.options.endpoints];
+    const { leaseMarginMs } = this.options;
+    this.client = this.options.backend === 'etcd'
+      ? connect({ backend: 'etcd', endpoints, leaseMarginMs })
+      : connect({ endpoints, leaseMarginMs });
     void this.campaignLoop(this.client);
     return Promise.resolve();
   }
 
   current(): MonitorLeadership | undefined {
     const held = this.held;
-    if (held === undefined || held.signal.aborted) return undefined;
-    return { token: held.fencingToken, term: held.term, signal: held.signal };
+    const client = this.client;
+    if (held === undefined || held.signal.aborted || client === undefined) return undefined;
+    return { token: held.fencingToken, term: held.term, signal: held.signal,
+      runOnce: async (taskId, fn) => {
+        const done = await runOnce(client.kv, held, taskId, async () => ({ result: await fn() }));
+        return { ran: done.ran, result: done.result, doneBy: done.record.fencingToken };
+      } };
   }
 
   async stop(): Promise<void> {

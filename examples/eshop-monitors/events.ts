@@ -42,6 +42,9 @@ export type EshopEventBody =
     readonly incarnation: number }
   | { readonly kind: 'order-done'; readonly service: string; readonly token: number;
     readonly outcome: 'restarted' | 'already-restarted'; readonly incarnation: number }
+  /** runOnce found the restart recorded done by an earlier leader: not ordered again. */
+  | { readonly kind: 'order-found-done'; readonly service: string; readonly token: number;
+    readonly doneBy: number; readonly incarnation: number }
   | { readonly kind: 'order-rejected'; readonly service: string; readonly token: number;
     readonly code: string; readonly message: string }
   | { readonly kind: 'order-failed'; readonly service: string; readonly token: number;

@@ -1,7 +1,7 @@
 /**
  * The scenario runner's command line:
  *
- *   npm run example:eshop -- --scenario failover|paused-leader --coordination core|gossip
+ *   npm run example:eshop -- --scenario failover|paused-leader --coordination core|etcd|gossip
  *                            [--repeat N] [--timeline]
  *
  * One run prints its timeline; with --repeat N it prints one line per run and the tally, and
@@ -15,7 +15,7 @@ import type { CoordinationMode } from './shop.js';
 import { formatTimeline } from './timeline.js';
 
 const USAGE = 'usage: npm run example:eshop -- --scenario failover|paused-leader '
-  + '--coordination core|gossip [--repeat N] [--timeline]';
+  + '--coordination core|etcd|gossip [--repeat N] [--timeline]';
 
 interface Tally {
   runs: number;
@@ -41,7 +41,7 @@ function parseCommandLine(): { scenario: ScenarioName; coordination: Coordinatio
   const scenario = values.scenario as ScenarioName;
   if (!SCENARIOS.includes(scenario)) problems.push(`--scenario: ${String(values.scenario)}`);
   const coordination = values.coordination as CoordinationMode;
-  if (coordination !== 'core' && coordination !== 'gossip') {
+  if (coordination !== 'core' && coordination !== 'etcd' && coordination !== 'gossip') {
     problems.push(`--coordination: ${String(values.coordination)}`);
   }
   const repeat = Number(values.repeat);

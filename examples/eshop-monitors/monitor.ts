@@ -17,7 +17,7 @@
  *
  * Usage: monitor.ts --name monitor-1 --supervisor http://127.0.0.1:P --services cart=URL,...
  *          --coordination gossip --bind 127.0.0.1:0 [--seeds H:P,...]
- *        | --coordination core --endpoints H:P,H:P,H:P
+ *        | --coordination core|etcd --endpoints H:P,H:P,H:P
  *        [--config '{"healthIntervalMs":100,...}']
  * Commands on stdin (from the scenario runner): `pause-before-next-order`, `disarm`.
  */
@@ -100,6 +100,22 @@ export class Monitor {
     if (incarnation === undefined) return;
     const { token } = leadership;
     this.ordering.add(service);
+    try {
+      const answer = leadership.runOnce === undefined
+        ? await this.send(service, incarnation, leadership)
+        : await this.sendOnce(service, incarnation, leadership);
+      if (answer !== undefined) this.answered(service, token, answer);
+    } catch (error) {
+      this.failed(service, token, String(error));
+    } finally {
+      this.ordering.delete(service);
+    }
+  }
+
+  /** Issues the restart order and waits for the supervisor's answer. */
+  private send(service: string, incarnation: number, leadership: MonitorLeadership):
+    Promise<OrderAnswer> {
+    const { token } = leadership;
     this.parts.emit({ kind: 'order-sent', service, token, incarnation });
     // Not tied to the leadership's signal: aborting cannot recall bytes already sent. Once
     // issued, only the supervisor's Fence can stop a late order.
@@ -107,26 +123,51 @@ export class Monitor {
       { service, token, term: leadership.term, monitor: this.parts.name, incarnation },
       this.parts.config.orderTimeoutMs);
     if (this.pauseBeforeNextOrder) this.pauseNow(service, token);
-    try {
-      const { status, body } = await answer;
-      const outcome = stringField(body, 'outcome');
-      const current = integerField(body, 'incarnation');
-      if (status === 200 && current !== undefined
-        && (outcome === 'restarted' || outcome === 'already-restarted')) {
-        this.parts.health.restarted(service, current);
-        this.parts.emit({ kind: 'order-done', service, token, outcome, incarnation: current });
-      } else if (status === 409) {
-        const error = (body as { error?: { code?: string; message?: string } }).error;
-        this.parts.emit({ kind: 'order-rejected', service, token,
-          code: error?.code ?? 'unknown', message: error?.message ?? '' });
-        this.refuse(token, body);
-      } else {
-        this.failed(service, token, `HTTP ${status}: ${JSON.stringify(body)}`);
-      }
-    } catch (error) {
-      this.failed(service, token, String(error));
-    } finally {
-      this.ordering.delete(service);
+    return answer;
+  }
+
+  /**
+   * The order as a task of the whole line of leaders (runOnce): recorded done with the
+   * supervisor's answer, so a new leader that also saw this incarnation fail does not order it
+   * again; one whose leader died before recording it is ordered again (the supervisor answers
+   * `already-restarted` if the first order got through). Undefined: an earlier leader did it.
+   */
+  private async sendOnce(service: string, incarnation: number, leadership: MonitorLeadership):
+    Promise<OrderAnswer | undefined> {
+    let answer: OrderAnswer | undefined;
+    const task = await leadership.runOnce!(`restart-${service}-${incarnation}`, async () => {
+      answer = await this.send(service, incarnation, leadership);
+      // Only a restart the supervisor confirmed is done; anything else stays for a retry.
+      if (!restartConfirmed(answer)) throw new Error('not confirmed');
+      return answer;
+    }).catch((error: unknown) => {
+      if (answer !== undefined && !restartConfirmed(answer)) return undefined;
+      throw error;
+    });
+    if (task === undefined) return answer; // the supervisor refused or failed: handle that
+    if (task.ran) return answer;
+    const recorded = integerField((task.result as OrderAnswer | undefined)?.body, 'incarnation');
+    if (recorded !== undefined) this.parts.health.restarted(service, recorded);
+    this.parts.emit({ kind: 'order-found-done', service, token: leadership.token,
+      doneBy: task.doneBy, incarnation: recorded ?? incarnation });
+    return undefined;
+  }
+
+  /** The supervisor's answer to an order. */
+  private answered(service: string, token: number, { status, body }: OrderAnswer): void {
+    const outcome = stringField(body, 'outcome');
+    const current = integerField(body, 'incarnation');
+    if (status === 200 && current !== undefined
+      && (outcome === 'restarted' || outcome === 'already-restarted')) {
+      this.parts.health.restarted(service, current);
+      this.parts.emit({ kind: 'order-done', service, token, outcome, incarnation: current });
+    } else if (status === 409) {
+      const error = (body as { error?: { code?: string; message?: string } }).error;
+      this.parts.emit({ kind: 'order-rejected', service, token,
+        code: error?.code ?? 'unknown', message: error?.message ?? '' });
+      this.refuse(token, body);
+    } else {
+      this.failed(service, token, `HTTP ${status}: ${JSON.stringify(body)}`);
     }
   }
 
@@ -155,6 +196,17 @@ export class Monitor {
   }
 }
 
+interface OrderAnswer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+function restartConfirmed({ status, body }: OrderAnswer): boolean {
+  const outcome = stringField(body, 'outcome');
+  return status === 200 && integerField(body, 'incarnation') !== undefined
+    && (outcome === 'restarted' || outcome === 'already-restarted');
+}
+
 /** `name=url,name=url` → targets. */
 function parseServices(text: string): ServiceTarget[] {
   return text.split(',').filter((p) => p !== '').map((pair) => {
@@ -171,14 +223,15 @@ async function makeCoordination(
     const seeds = (values['seeds'] ?? '').split(',').filter((s) => s !== '');
     return new GossipCoordination({ name, bind: values['bind'] ?? '127.0.0.1:0', seeds, emit });
   }
-  if (values['coordination'] === 'core') {
-    // Loaded only in core mode: it needs the election API of the Conclave client.
+  if (values['coordination'] === 'core' || values['coordination'] === 'etcd') {
+    // Loaded only in core and etcd modes: it needs the election API of the Conclave client.
     const { CoreCoordination } = await import('./core-coordination.js');
     const endpoints = (values['endpoints'] ?? '').split(',').filter((e) => e !== '');
     return new CoreCoordination({ name, endpoints, leaseTtlMs: config.leaseTtlMs,
-      leaseMarginMs: config.leaseMarginMs, emit });
+      leaseMarginMs: config.leaseMarginMs, emit,
+      backend: values['coordination'] === 'etcd' ? 'etcd' : 'conclave' });
   }
-  throw new ConfigInvalidError(`--coordination must be gossip or core, got ${
+  throw new ConfigInvalidError(`--coordination must be gossip, core or etcd, got ${
     JSON.stringify(values['coordination'])}`);
 }
 

@@ -17,6 +17,7 @@ import {
 import { checkRun, runViolations, type RunChecks } from './checks.js';
 import { startCoreCluster, type CoreCluster } from './core-cluster.js';
 import { ELECTION_NAME } from './core-coordination.js';
+import { startEtcdCluster } from './etcd-cluster.js';
 import type { EshopEvent, EshopEventBody, EshopEventOf } from './events.js';
 import { requestJson } from './http.js';
 import { EventLog, ProcessGroup, processState } from './processes.js';
@@ -110,10 +111,11 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   let error: string | undefined;
   let oldLeader: { monitor: string; token: number } | undefined;
   try {
-    if (options.coordination === 'core') {
-      core = await startCoreCluster(group, options.coreTiming ?? CORE_TIMING_DEFAULTS,
+    if (options.coordination !== 'gossip') {
+      const start = options.coordination === 'etcd' ? startEtcdCluster : startCoreCluster;
+      core = await start(group, options.coreTiming ?? CORE_TIMING_DEFAULTS,
         timing.stepDeadlineMs, options.signal);
-      observeElection(core.endpoints, log, observing.signal);
+      observeElection(core.endpoints, options.coordination, log, observing.signal);
     }
     const shop = await startShop(group, log, { coordination: options.coordination,
       ...(core === undefined ? {} : { endpoints: core.endpoints }),
@@ -257,9 +259,10 @@ async function pausedLeader(context: RunContext, service: string, hit: LeaderHit
 }
 
 /** Core mode: records each change of the election's leader, as any client sees it. */
-function observeElection(endpoints: readonly string[], log: EventLog, signal: AbortSignal):
-  void {
-  const client = connect({ endpoints: [...endpoints] });
+function observeElection(endpoints: readonly string[], mode: CoordinationMode, log: EventLog,
+  signal: AbortSignal): void {
+  const client = mode === 'etcd' ? connect({ backend: 'etcd', endpoints: [...endpoints] })
+    : connect({ endpoints: [...endpoints] });
   void (async () => {
     let previous: string | undefined;
     try {

@@ -14,13 +14,13 @@ const TSX_LOADER = import.meta.resolve('tsx');
 const SUPERVISOR_FILE = fileURLToPath(new URL('./supervisor.ts', import.meta.url));
 const MONITOR_FILE = fileURLToPath(new URL('./monitor.ts', import.meta.url));
 
-export type CoordinationMode = 'core' | 'gossip';
+export type CoordinationMode = 'core' | 'etcd' | 'gossip';
 
 export const SHOP_SERVICES: readonly string[] = Object.freeze(['catalog', 'cart', 'payment']);
 
 export interface ShopOptions {
   readonly coordination: CoordinationMode;
-  /** Core mode: the consistent core's client endpoints. */
+  /** Core and etcd modes: the cluster's client endpoints. */
   readonly endpoints?: readonly string[];
   readonly monitorCount: number;
   readonly monitorConfig: Partial<MonitorConfig>;

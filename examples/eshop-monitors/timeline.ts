@@ -46,6 +46,9 @@ export function describeEvent(event: EshopEvent): string | undefined {
     case 'order-done':
       return `restart done: ${event.service} now incarnation ${event.incarnation} `
         + `(${event.outcome})`;
+    case 'order-found-done':
+      return `restart of ${event.service} already recorded done (token ${event.doneBy}): `
+        + 'not ordered again';
     case 'order-rejected':
       return `order refused: ${event.code}`;
     case 'order-failed':

@@ -4,14 +4,15 @@
  * imports src/adapters (tidy checks it), so the simulator can run everything else.
  */
 import { formatConfigProblems } from '../core/config.js';
+import { EtcdClientTransport } from '../adapters/etcd/etcd-client-transport.js';
 import { HttpClientTransport } from '../adapters/http-client-transport.js';
 import { SystemClock } from '../adapters/system-clock.js';
 import { SystemRandom } from '../adapters/system-random.js';
 import type { Timer } from '../ports/timer.js';
 import { ConfigInvalidError } from '../errors.js';
+import { clientOptionsOf, etcdAuthOf, etcdTls, type BackendConnectOptions } from './backend.js';
 import { ConclaveClient } from './client.js';
-import { CLIENT_DEFAULTS, validateClientConfig, type ClientConfig,
-  type ConnectOptions } from './config.js';
+import { CLIENT_DEFAULTS, validateClientConfig, type ClientConfig } from './config.js';
 import type { ClientComponents } from './context.js';
 import { parseEndpoint } from './endpoints.js';
 
@@ -25,12 +26,15 @@ import { parseEndpoint } from './endpoints.js';
  * const client = connect({ endpoints: ['127.0.0.1:2379', '127.0.0.1:2381'] });
  * await client.kv.put('config/mode', 'blue');
  * const secure = connect({ endpoints: ['db1:2379'], tls: { ca: readFileSync('ca.pem') } });
+ * const onEtcd = connect({ backend: 'etcd', endpoints: ['etcd1:2379'] }); // docs/backends.md
  * ```
  */
-export function connect(options: ConnectOptions, components: Partial<ClientComponents> = {}):
-  ConclaveClient {
-  const config: ClientConfig = { ...CLIENT_DEFAULTS, ...stripUndefined(options) };
-  const problems = validateClientConfig(config);
+export function connect(options: BackendConnectOptions,
+  components: Partial<ClientComponents> = {}): ConclaveClient {
+  const config: ClientConfig = { ...CLIENT_DEFAULTS, ...stripUndefined(clientOptionsOf(options)) };
+  const auth = etcdAuthOf(options);
+  const problems = [...validateClientConfig(config), ...(auth?.user === '' ? [{ field: 'auth',
+    value: '(hidden)', rule: 'must be { user: non-empty string, password: string }' }] : [])];
   if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
   const tls = config.tls !== undefined;
   const endpoints = config.endpoints.map((text) => {
@@ -43,10 +47,12 @@ export function connect(options: ConnectOptions, components: Partial<ClientCompo
     clock,
     timer: components.timer ?? (isTimer(clock) ? clock : new SystemClock()),
     random: components.random ?? new SystemRandom(),
-    transport: components.transport ?? new HttpClientTransport({
-      ...(config.tls === undefined ? {} : { tls: config.tls }),
-      socketsPerEndpointMax: 2 * config.writesInflightMax,
-    }),
+    transport: components.transport ?? (options.backend === 'etcd'
+      ? new EtcdClientTransport({ ...etcdTls(config), ...(auth === undefined ? {} : { auth }) })
+      : new HttpClientTransport({
+        ...(config.tls === undefined ? {} : { tls: config.tls }),
+        socketsPerEndpointMax: 2 * config.writesInflightMax,
+      })),
   });
 }
 

@@ -44,6 +44,9 @@
  */
 export { ConclaveClient, type Client } from './client.js';
 export { connect } from './connect.js';
+export type {
+  BackendConnectOptions, EtcdAuthOptions, EtcdConnectOptions,
+} from './backend.js';
 export { CallAbortedError, type ClientComponents } from './context.js';
 export {
   CLIENT_DEFAULTS, CLIENT_ID_LENGTH_MAX, validateClientConfig, type ClientConfig,
@@ -64,6 +67,10 @@ export {
   type LeaseRevokeResult, type LeaseTimeToLive, type TimeToLiveOptions,
 } from './lease.js';
 export { Lock, type LockOptions } from './lock.js';
+export {
+  parseTaskRecord, runOnce, taskKey, TASK_RECORD_BYTES_MAX, type RunOnceResult, type TaskCompletion,
+  type TaskRecord, type TaskRun,
+} from './run-once.js';
 export {
   Holding, LeadershipLostError, RecipeAbortedError, RECIPE_TTL_MS_DEFAULT, STALL_TICK_INTERVAL_MS,
   type LeadershipLossReason,

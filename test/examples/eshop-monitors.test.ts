@@ -5,7 +5,8 @@
  * that order refused by the supervisor's Fence once it resumes (paused-leader).
  * Method: each scenario runs once per mode through the example's own runScenario (real
  * processes on loopback: supervisor, services, three monitors, and in core mode three
- * `conclave server`s), then its event lines are checked; waits are on events with deadlines.
+ * `conclave server`s; etcd mode: three etcd members, paused-leader only), then its event lines
+ * are checked; waits are on events with deadlines.
  * A synthetic history proves the checker catches a stale order that was obeyed.
  */
 import assert from 'node:assert/strict';
@@ -15,7 +16,9 @@ import { fileURLToPath } from 'node:url';
 import {
   checkRun, runScenario, type EshopEvent, type ScenarioResult,
 } from '../../examples/eshop-monitors/index.js';
+import { ensureEtcdInstalled } from '../support/real-etcd.js';
 
+const ETCD_MISSING = ensureEtcdInstalled();
 const BUILT = existsSync(fileURLToPath(new URL('../../dist/src/index.js', import.meta.url)));
 
 /** One run takes 10–20 s on a loaded 2-core machine; a lease TTL is 3 s of it. */
@@ -80,4 +83,17 @@ describe('examples: eshop-monitors: scenarios',
           assert.ok(rejected.token < rejected.highest);
         });
     }
+
+    // etcd mode: the same monitors on etcd (installed by the project's script when missing).
+    test('paused-leader (etcd): the resumed leader\'s order is refused (409), the restart is '
+      + 'done once through runOnce', { timeout: RUN_TIMEOUT_MS, skip: ETCD_MISSING ?? false },
+    async () => {
+      const result = await runScenario({ scenario: 'paused-leader', coordination: 'etcd' });
+      assert.deepEqual(result.violations, [], explain(result));
+      const checks = result.checks!;
+      assert.ok(checks.staleOrderArrived && checks.staleRejected >= 1, explain(result));
+      assert.equal(checks.staleAccepted, 0);
+      assert.equal(result.events.filter((e) => e.kind === 'restarted').length, 1,
+        explain(result));
+    });
   });

@@ -35,6 +35,9 @@ export interface RealEtcdOptions {
   readonly electionTimeoutMs?: number;
   /** Extra flags for every member (e.g. `--auth-token-ttl 2`). */
   readonly extraArgs?: readonly string[];
+  /** HTTPS on the client port, requiring client certificates from `caFile`'s CA. */
+  readonly clientTls?: { readonly certFile: string; readonly keyFile: string;
+    readonly caFile: string };
 }
 
 export class RealEtcd {
@@ -60,11 +63,15 @@ export class RealEtcd {
 
   startMember(member: EtcdMemberProcess): void {
     const initialCluster = this.members.map((m) => `${m.name}=http://${m.peerHostPort}`).join(',');
+    const tls = this.options.clientTls;
+    const scheme = tls === undefined ? 'http' : 'https';
+    const tlsArgs = tls === undefined ? [] : ['--cert-file', tls.certFile, '--key-file', tls.keyFile,
+      '--trusted-ca-file', tls.caFile, '--client-cert-auth'];
     const child = spawn('etcd', ['--name', member.name, '--data-dir', join(this.dataDir, member.name),
       '--listen-peer-urls', `http://${member.peerHostPort}`,
       '--initial-advertise-peer-urls', `http://${member.peerHostPort}`,
-      '--listen-client-urls', `http://${member.clientHostPort}`,
-      '--advertise-client-urls', `http://${member.clientHostPort}`,
+      '--listen-client-urls', `${scheme}://${member.clientHostPort}`,
+      '--advertise-client-urls', `${scheme}://${member.clientHostPort}`, ...tlsArgs,
       '--initial-cluster', initialCluster, '--initial-cluster-state', 'new',
       '--initial-cluster-token', this.token,
       '--heartbeat-interval', String(this.options.heartbeatMs ?? 50),

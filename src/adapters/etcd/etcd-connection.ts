@@ -162,6 +162,10 @@ export class EtcdConnection {
     };
     call.on('error', (error: grpc.ServiceError) => {
       if (!endedByUs) this.noteFailure(endpoint, error.code);
+      // A stream refused for its token is not retried here: the next one fetches a new token.
+      if (this.options.auth !== undefined && INVALID_TOKEN.test(error.details ?? '')) {
+        this.token = undefined;
+      }
       finish(this.errorOf(`${spec.service}/${spec.method}`, endpoint, error));
     });
     call.on('end', () => finish(undefined));
@@ -175,6 +179,15 @@ export class EtcdConnection {
         finish(undefined);
       },
     };
+  }
+
+  /**
+   * Drops the auth token, so the next call or stream fetches a new one: etcd refused a
+   * stream's work for its token (a watch is canceled "permission denied" when its token has
+   * expired, rather than failing the call).
+   */
+  forgetToken(): void {
+    this.token = undefined;
   }
 
   close(): void {
