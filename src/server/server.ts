@@ -41,6 +41,8 @@ import { createHttpApi } from './http-api.js';
 import { LeaseStreamHub } from './lease-stream.js';
 import { openMemberData } from './member-data.js';
 import { ServerMetrics } from './metrics.js';
+import { directorySizeBytes } from './data-size.js';
+import { CONCLAVE_VERSION } from '../core/version.js';
 import { clientTlsOptionsOf, peerAuthenticationOf } from './peer-credentials.js';
 import { measurePeerRoundTrips } from './peer-rtt.js';
 import { limitsOf, validateServerConfig, type ServerConfig } from './server-config.js';
@@ -131,6 +133,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
   const clock = new SystemClock();
   const random = new SystemRandom();
   const metrics = new ServerMetrics();
+  const startedAtMs = performance.now();
   // The data dir and the log first: a refused one (foreign, damaged, lost records, out of
   // reach) costs no listener, and its reason comes before that of the secret it may hold.
   const data = await openMemberData({
@@ -253,7 +256,10 @@ export async function startServer(config: ServerConfig, logger: Logger,
         help: 'Peer connections refused before they became links, by reason (docs/security.md).',
         values: transport.metrics().handshakesRefusedByReason }],
       transport.metrics().invalidMessages),
-    status: () => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms }),
+    status: () => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms,
+      version: CONCLAVE_VERSION, uptimeMs: Math.round(performance.now() - startedAtMs),
+      dataSizeBytes: directorySizeBytes(data.directory),
+      keyspaceBytes: core.store.keyspaceBytes }),
   });
   const extra = hooks.addOn?.({ core, feed, config, logger,
     clientUrls: clientUrlsOf(config, clientUrlOf),
