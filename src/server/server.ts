@@ -108,7 +108,12 @@ export interface RunningServer {
   readonly clientUrl: string;
   readonly peerAddress: PeerAddress;
   readonly core: ConsistentCore;
-  stop(): Promise<void>;
+  /**
+   * Stops the member. `handOver` (default true): a leader first hands its leadership to a
+   * caught-up follower, so clients see no election timeout; false when the whole cluster is
+   * stopping (`conclave dev`), where a hand-over to members that are stopping too only waits.
+   */
+  stop(options?: { readonly handOver?: boolean }): Promise<void>;
 }
 
 export interface ServerHooks {
@@ -311,13 +316,13 @@ export async function startServer(config: ServerConfig, logger: Logger,
     peerAuthentication: authentication.kind }, 'conclave server started');
   return {
     id: config.name, clientUrl, peerAddress: config.peerAddress, core,
-    stop: async () => {
+    stop: async (options = {}) => {
       clearInterval(progressTimer);
       feedTimers.stop();
       extra?.close();
       watches?.closeAll();
       leaseStreams?.closeAll('server stopping');
-      const successor = await core.shutdown();
+      const successor = options.handOver === false ? undefined : await core.shutdown();
       rejections.stop();
       if (successor !== undefined) logger.info({ successor }, 'leadership handed over before stopping');
       await closeListeners();
