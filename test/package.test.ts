@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { CONCLAVE_VERSION } from '../src/core/version.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -61,6 +62,22 @@ describe('package: what npm publishes', { skip: !existsSync(`${ROOT}/dist/src/in
       assert.ok(pkg[field] !== undefined, `package.json has ${field}`);
     }
     assert.match(readFileSync(`${ROOT}/LICENSE`, 'utf8'), /Apache License\s+Version 2\.0/);
+  });
+
+  it('the README says how to install and use it, and how to develop it', () => {
+    const readme = readFileSync(`${ROOT}/README.md`, 'utf8');
+    assert.match(readme, /^## Install and use$/m);
+    assert.match(readme, /npm install conclave/);
+    assert.match(readme, /^## Develop$/m);
+    assert.match(readme, /npm ci/);
+  });
+
+  it('ships the metrics reference and the Grafana dashboard; one version everywhere', () => {
+    for (const path of ['docs/metrics.md', 'docs/grafana-dashboard.json']) {
+      assert.ok(paths.has(path), `${path} is in the package`);
+    }
+    const pkg = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { version: string };
+    assert.equal(CONCLAVE_VERSION, pkg.version, 'src/core/version.ts follows package.json');
   });
 });
 

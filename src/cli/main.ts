@@ -4,21 +4,10 @@
  * CONCLAVE_DEBUG is set.
  */
 import { Command, CommanderError } from 'commander';
-import { certsCommand } from './commands/certs.js';
-import { compactCommand } from './commands/compact.js';
-import { devCommand } from './commands/dev.js';
-import { electCommand } from './commands/elect.js';
-import { kvCommand } from './commands/kv.js';
-import { leaseCommand } from './commands/lease.js';
-import { lockCommand } from './commands/lock.js';
-import { keygenCommand, memberCommand } from './commands/member.js';
-import { replayCommand } from './commands/replay.js';
-import { serverCommand } from './commands/server.js';
-import { simCommand } from './commands/sim.js';
-import { statusCommand } from './commands/status.js';
-import { watchCommand } from './commands/watch.js';
+import { COMMANDS, entryFor } from './command-table.js';
 import { CoordError } from '../errors.js';
 import type { CliIo } from './io.js';
+import { CONCLAVE_VERSION } from '../core/version.js';
 
 export const EXIT_USAGE = 2;
 
@@ -26,16 +15,18 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
   const program = new Command('conclave')
     .description('Conclave: cluster coordination for TypeScript — failure detectors, Raft, ' +
       'gossip membership, leases and fencing tokens')
-    .version('0.1.0')
+    .version(CONCLAVE_VERSION)
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
       writeOut: (s) => io.out(s.replace(/\n$/, '')),
       writeErr: (s) => io.err(s.replace(/\n$/, '')),
     })
     .exitOverride();
-  for (const command of [simCommand(io), serverCommand(io), devCommand(io), statusCommand(io),
-    kvCommand(io), watchCommand(io), compactCommand(io), leaseCommand(io), electCommand(io),
-    lockCommand(io), memberCommand(io), keygenCommand(io), certsCommand(io), replayCommand(io)]) {
+  // Only the command that runs is loaded (command-table.ts); the others are listed for --help.
+  const entry = entryFor(argv);
+  for (const listed of COMMANDS) {
+    const command = listed === entry ? await entry.load(io)
+      : new Command(listed.name).description(listed.summary);
     // addCommand() does not pass the output and exit settings down; copy them explicitly.
     command.copyInheritedSettings(program);
     program.addCommand(command);

@@ -36,6 +36,14 @@ export interface MemberStatus {
   readonly lastContactMsAgo?: number;
   /** Why it is down. */
   readonly error?: string;
+  /** The member's own answer: its conclave version. */
+  readonly version?: string;
+  /** The member's own answer: how long its process has served. Unit: ms. */
+  readonly uptimeMs?: number;
+  /** The member's own answer: the bytes its data directory holds on disk. */
+  readonly dataSizeBytes?: number;
+  /** The member's own answer: the live keys' size in its store. Unit: bytes. */
+  readonly keyspaceBytes?: number;
 }
 
 /** One endpoint asked, and what came of it. */
@@ -187,6 +195,10 @@ function memberStatus(id: string, self: { url: string; body: Record<string, unkn
     ...opt('replication', listed?.replication),
     ...opt('lastContactMsAgo', listed?.lastContactMsAgo),
     ...opt('error', health === 'down' ? askedAnswer?.error : undefined),
+    ...opt('version', str(body?.['version'])),
+    ...opt('uptimeMs', num(body?.['uptimeMs'])),
+    ...opt('dataSizeBytes', num(body?.['dataSizeBytes'])),
+    ...opt('keyspaceBytes', num(body?.['keyspaceBytes'])),
   };
 }
 

@@ -41,7 +41,8 @@ export interface HttpApiOptions {
   readonly limits: ClientLimits;
   /** The client URL (http://host:port) of each member, to redirect to the leader. */
   readonly clientUrlOf: (id: NodeId) => string | undefined;
-  readonly metrics: () => string;
+  /** The Prometheus text of /metrics (prom-client renders it asynchronously). */
+  readonly metrics: () => string | Promise<string>;
   readonly status: () => unknown;
   readonly logger: Logger;
   /**
@@ -99,11 +100,11 @@ export function createHttpApi(options: HttpApiOptions): (req: IncomingMessage, r
 }
 
 /** The POST routes, matched on the raw request target without parsing it as a URL. */
-const POST_PATHS: ReadonlySet<string> = new Set([
+export const POST_PATHS: ReadonlySet<string> = new Set([
   '/v1/kv/put', '/v1/kv/delete', '/v1/kv/txn', '/v1/kv/range', '/v1/kv/compact',
   '/v1/lease/grant', '/v1/lease/revoke', '/v1/lease/keepalive', '/v1/lease/ttl',
 ]);
-const GET_PATHS: ReadonlySet<string> = new Set(['/metrics', '/v1/status', '/v1/watch',
+export const GET_PATHS: ReadonlySet<string> = new Set(['/metrics', '/v1/status', '/v1/watch',
   '/v1/lease/list']);
 
 async function route(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -117,7 +118,7 @@ async function route(o: HttpApiOptions, req: IncomingMessage, res: ServerRespons
     if (path !== '/v1/watch' && url.search !== '') {
       throw new CoordError('CONCLAVE_REQUEST_INVALID', `${path} takes no query parameters`);
     }
-    if (path === '/metrics') return sendText(res, 200, o.metrics());
+    if (path === '/metrics') return sendText(res, 200, await o.metrics());
     if (path === '/v1/status') return sendJson(res, 200, o.status());
     if (path === '/v1/watch') return watch(o, url, req, res);
     return leaseList(o, req, res);

@@ -8,7 +8,7 @@
  * ENOSPC, EIO) closes the listeners at once, then calls `hooks.onFatal`.
  */
 import {
-  createServer, type IncomingMessage, type Server, type ServerResponse,
+  createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse,
 } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
@@ -37,10 +37,12 @@ import { ClientGuard } from './client-guard.js';
 import {
   COMMAND_ENCODING_SLACK_BYTES, REQUEST_BYTES_CEILING, type ClientLimits,
 } from './client-limits.js';
-import { createHttpApi } from './http-api.js';
+import { createHttpApi, GET_PATHS, POST_PATHS } from './http-api.js';
 import { LeaseStreamHub } from './lease-stream.js';
 import { openMemberData } from './member-data.js';
 import { ServerMetrics } from './metrics.js';
+import { directorySizeBytes } from './data-size.js';
+import { CONCLAVE_VERSION } from '../core/version.js';
 import { clientTlsOptionsOf, peerAuthenticationOf } from './peer-credentials.js';
 import { measurePeerRoundTrips } from './peer-rtt.js';
 import { limitsOf, validateServerConfig, type ServerConfig } from './server-config.js';
@@ -106,7 +108,12 @@ export interface RunningServer {
   readonly clientUrl: string;
   readonly peerAddress: PeerAddress;
   readonly core: ConsistentCore;
-  stop(): Promise<void>;
+  /**
+   * Stops the member. `handOver` (default true): a leader first hands its leadership to a
+   * caught-up follower, so clients see no election timeout; false when the whole cluster is
+   * stopping (`conclave dev`), where a hand-over to members that are stopping too only waits.
+   */
+  stop(options?: { readonly handOver?: boolean }): Promise<void>;
 }
 
 export interface ServerHooks {
@@ -131,6 +138,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
   const clock = new SystemClock();
   const random = new SystemRandom();
   const metrics = new ServerMetrics();
+  const startedAtMs = performance.now();
   // The data dir and the log first: a refused one (foreign, damaged, lost records, out of
   // reach) costs no listener, and its reason comes before that of the secret it may hold.
   const data = await openMemberData({
@@ -205,6 +213,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
       // flood it); they are counted in /metrics and logged rate-limited.
       feed?.onRaftEvent(event);
       // Keep-alive streams live on the leader: a deposed one sends its clients on.
+      if (event.kind === 'role-changed') metrics.countRoleChange(event.to);
       if (event.kind === 'role-changed' && event.from === 'leader') {
         leaseStreams?.closeAll('not the leader any more');
       }
@@ -242,28 +251,34 @@ export async function startServer(config: ServerConfig, logger: Logger,
   };
   feed = eventFeedOf(core, clock, random, config.heartbeatMs);
   const feedTimers = startEventFeedTimers(feed);
-  leaseStreams = new LeaseStreamHub({ core: servedKeepAlives(core, feed, clock), clientUrlOf,
+  leaseStreams = new LeaseStreamHub({ core: timedKeepAlives(servedKeepAlives(core, feed, clock),
+    clock, metrics), clientUrlOf,
     logger: logger.child({ component: 'lease-stream' }) });
   const hub = watches;
   const api = createHttpApi({
     core, watches: hub, guard, quota, limits, clientUrlOf, logger,
     requestTimeoutMs: 4 * config.electionTimeoutMs,
-    metrics: () => metrics.render(core.status(), gaugesOf(core, hub, guard, quota, limits),
+    metrics: () => metrics.render(core.status(), {
+      ...gaugesOf(core, hub, guard, quota, limits), leases: core.store.leaseCount,
+      lease_streams: leaseStreams?.size ?? 0 },
       [{ name: 'conclave_peer_handshakes_refused_total', label: 'reason',
         help: 'Peer connections refused before they became links, by reason (docs/security.md).',
         values: transport.metrics().handshakesRefusedByReason }],
       transport.metrics().invalidMessages),
-    status: () => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms }),
+    status: () => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms,
+      version: CONCLAVE_VERSION, uptimeMs: Math.round(performance.now() - startedAtMs),
+      dataSizeBytes: directorySizeBytes(data.directory),
+      keyspaceBytes: core.store.keyspaceBytes }),
   });
   const extra = hooks.addOn?.({ core, feed, config, logger,
     clientUrls: clientUrlsOf(config, clientUrlOf),
     peerClientTls: authentication.kind !== 'tls' ? undefined
       : { ca: authentication.ca, cert: authentication.cert, key: authentication.key } });
-  const handler = timedRequests(feed, clock, (req, res) => {
+  const handler = measuredRequests(metrics, clock, timedRequests(feed, clock, (req, res) => {
     // A connection refused at the connection limit is served nothing, the dashboard included.
     if (guard.state(req.socket) === undefined) return void res.destroy();
     if (extra?.handleRequest(req, res) !== true) api(req, res);
-  });
+  }));
   // Node checks header and request timeouts this often (its default: 30 s).
   const timing = { connectionsCheckingInterval: Math.min(1000, limits.headerTimeoutMs) };
   // The lease keep-alive WebSocket upgrades on either server the same way.
@@ -305,13 +320,13 @@ export async function startServer(config: ServerConfig, logger: Logger,
     peerAuthentication: authentication.kind }, 'conclave server started');
   return {
     id: config.name, clientUrl, peerAddress: config.peerAddress, core,
-    stop: async () => {
+    stop: async (options = {}) => {
       clearInterval(progressTimer);
       feedTimers.stop();
       extra?.close();
       watches?.closeAll();
       leaseStreams?.closeAll('server stopping');
-      const successor = await core.shutdown();
+      const successor = options.handOver === false ? undefined : await core.shutdown();
       rejections.stop();
       if (successor !== undefined) logger.info({ successor }, 'leadership handed over before stopping');
       await closeListeners();
@@ -327,6 +342,41 @@ function closingOnThrow<T>(make: () => T, close: () => void): T {
     close();
     throw error;
   }
+}
+
+/**
+ * Times each client request into conclave_client_request_duration_seconds, labelled by its
+ * path when it is one of the API's (else "other": the label set stays bounded whatever
+ * arrives) and its status code. Watch streams last as long as the watcher: not timed.
+ */
+function measuredRequests(metrics: ServerMetrics, clock: SystemClock,
+  handler: RequestListener): RequestListener {
+  return (req, res) => {
+    const target = (req.url ?? '').split('?')[0] ?? '';
+    if (target !== '/v1/watch') {
+      const known = POST_PATHS.has(target) || GET_PATHS.has(target);
+      const path = known ? target : target.startsWith('/ui') ? '/ui' : 'other';
+      const startMs = clock.monotonicMs();
+      res.once('finish', () => metrics.clientRequest.observe({ path,
+        code: String(res.statusCode) }, (clock.monotonicMs() - startMs) / 1000));
+    }
+    handler(req, res);
+  };
+}
+
+/** The keep-alives the lease stream serves, timed into conclave_lease_keepalive_seconds. */
+function timedKeepAlives<T extends Pick<ConsistentCore, 'keepAlive'>>(served: T,
+  clock: SystemClock, metrics: ServerMetrics): T {
+  return {
+    ...served,
+    keepAlive: (leaseId, done) => {
+      const startMs = clock.monotonicMs();
+      served.keepAlive(leaseId, (outcome) => {
+        metrics.leaseKeepAlive.observe((clock.monotonicMs() - startMs) / 1000);
+        done(outcome);
+      });
+    },
+  };
 }
 
 /** The gauges of /metrics beside Raft's: the store, watchers and the client door's limits. */

@@ -114,7 +114,7 @@ describe('cli: elect', { skip: BUILT ? false : 'dist/ not built (npm ci builds i
     const endpoints = ['--endpoints', cluster!.endpoints.join(','), ...cliClientFlags()];
     const noId = await run(['elect', 'demo', ...endpoints]);
     assert.equal(noId.code, 2);
-    assert.match(noId.err, /required option '--id <id>'/);
+    assert.match(noId.err, /--id ID is needed to campaign \(or --listen\)/);
     const badName = await run(['elect', 'a/b', '--id', 'x', ...endpoints]);
     assert.equal(badName.code, 2);
     assert.match(badName.err, /CONCLAVE_USAGE: election name: .* may only hold/);

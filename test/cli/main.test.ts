@@ -79,4 +79,12 @@ describe('cli', () => {
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /--scenario/);
   });
+
+  test('a mutant no seed exposed: exit 0, and the note names the scenario that catches it',
+    async () => {
+      const r = await run(['sim', '--scenario', 'raft', '--seed', '7', '--seeds', '1',
+        '--mutant', 'voteNotPersisted', '--safety-s', '10', '--liveness-s', '5']);
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.out, /note: mutant voteNotPersisted .*--scenario raft-vote-restart/);
+    });
 });

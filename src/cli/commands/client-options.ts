@@ -2,10 +2,12 @@
  * What the commands that talk to a cluster share (`status`, `kv`, `watch`, `lease`, `elect`,
  * `lock`): the endpoint, TLS and timing flags, building a client from them, and turning every
  * failure into one clear line and an exit code (2: usage, 1: the cluster could not do it)
- * instead of a stack trace. The TLS flags are etcdctl's: `--cacert`, `--cert`, `--key`.
+ * instead of a stack trace. The TLS flags are etcdctl's: `--cacert`, `--cert`, `--key`. Each
+ * flag may come from the environment instead: $CONCLAVE_ENDPOINTS, $CONCLAVE_CACERT,
+ * $CONCLAVE_CERT, $CONCLAVE_KEY, $CONCLAVE_TIMEOUT_MS, $CONCLAVE_DEADLINE_MS.
  */
 import { readFileSync } from 'node:fs';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import {
   connect, type ClientTlsOptions, type ConclaveClient, type ConnectOptions,
 } from '../../client/index.js';
@@ -36,21 +38,34 @@ export interface ClientFlags {
   readonly key?: string;
 }
 
+/**
+ * The environment variables of the client flags (etcdctl's ETCDCTL_* convention): a flag on
+ * the command line wins over its variable.
+ */
+export const CLIENT_FLAG_ENV = {
+  cacert: 'CONCLAVE_CACERT', cert: 'CONCLAVE_CERT', key: 'CONCLAVE_KEY',
+  timeoutMs: 'CONCLAVE_TIMEOUT_MS', deadlineMs: 'CONCLAVE_DEADLINE_MS',
+} as const;
+
 /** Adds --endpoints, --cacert, --cert, --key, --json, --timeout-ms and --deadline-ms. */
 export function addClientOptions(command: Command): Command {
   return command
     .option('--endpoints <list>', `client endpoints, host:port or URLs, comma-separated ` +
       `(default: $${ENDPOINTS_ENV}, else ${DEFAULT_ENDPOINTS})`, endpointsFlag)
-    .option('--cacert <file>', 'verify the members\' TLS certificates with this PEM CA bundle; '
-      + 'turns TLS on (host:port endpoints become https://)')
-    .option('--cert <file>', 'this client\'s TLS certificate (PEM), for members that require '
-      + 'one; turns TLS on; needs --key')
-    .option('--key <file>', 'the private key (PEM) of --cert')
+    .addOption(new Option('--cacert <file>', 'verify the members\' TLS certificates with this '
+      + 'PEM CA bundle; turns TLS on (host:port endpoints become https://)')
+      .env(CLIENT_FLAG_ENV.cacert))
+    .addOption(new Option('--cert <file>', 'this client\'s TLS certificate (PEM), for members '
+      + 'that require one; turns TLS on; needs --key').env(CLIENT_FLAG_ENV.cert))
+    .addOption(new Option('--key <file>', 'the private key (PEM) of --cert')
+      .env(CLIENT_FLAG_ENV.key))
     .option('--json', 'machine-readable output (one JSON object per line)', false)
-    .option('--timeout-ms <ms>', 'longest wait for one request ' +
-      `(default: ${CLI_REQUEST_TIMEOUT_MS})`, integerIn(1, 3_600_000))
-    .option('--deadline-ms <ms>', 'how long to keep retrying (other members, a new leader) ' +
-      `before giving up (default: ${CLI_DEADLINE_MS})`, integerIn(1, 86_400_000));
+    .addOption(new Option('--timeout-ms <ms>', 'longest wait for one request ' +
+      `(default: ${CLI_REQUEST_TIMEOUT_MS})`).argParser(integerIn(1, 3_600_000))
+      .env(CLIENT_FLAG_ENV.timeoutMs))
+    .addOption(new Option('--deadline-ms <ms>', 'how long to keep retrying (other members, a '
+      + `new leader) before giving up (default: ${CLI_DEADLINE_MS})`)
+      .argParser(integerIn(1, 86_400_000)).env(CLIENT_FLAG_ENV.deadlineMs));
 }
 
 function endpointsFlag(value: string): string {

@@ -2,15 +2,18 @@
  * `conclave dev` (`npm start`): a local consistent core of N members, each its own `conclave
  * server` process on loopback, with data under one directory. Prints one line with `ready` and
  * the client endpoints once a leader is elected; Ctrl-C stops every member it started.
+ * dev-supervisor.ts keeps them running: a member that dies is restarted (with a back-off), and
+ * every member ends with dev, when dev's parent dies or its stdin closes. Data lives under the
+ * system temp dir (defaultDataDir) unless --data-dir says otherwise.
  *
  * Peers authenticate even here: `dev` creates one cluster secret in its data directory
  * (`peer-secret`, mode 0600) and gives it to every member, so another local user cannot join.
  * With `--tls`, it makes a CA and member certificates under `DATA/certs` instead (once; kept
  * for the next run): mutual TLS between members, and HTTPS on the client ports.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { dirname, join, resolve } from 'node:path';
@@ -21,6 +24,7 @@ import { readOrCreatePeerSecret } from '../../server/peer-credentials.js';
 import {
   caFiles, createCa, createClientCert, createMemberCert, leafFiles,
 } from '../certs-openssl.js';
+import { DevSupervisor } from '../dev-supervisor.js';
 import type { CliIo } from '../io.js';
 import { integerIn } from '../parse.js';
 
@@ -28,7 +32,6 @@ interface Member {
   readonly name: string;
   readonly clientPort: number;
   readonly peerPort: number;
-  child?: ChildProcess;
 }
 
 /**
@@ -44,8 +47,8 @@ export function devCommand(io: CliIo): Command {
     .option('--base-port <port>',
       'first port: member i listens for clients on base+2i, peers on base+2i+1',
       integerIn(1024, 65_000), 2379)
-    .option('--data-dir <dir>', 'where members keep their write-ahead logs and logs',
-      '.conclave-dev')
+    .option('--data-dir <dir>', 'where members keep their write-ahead logs and logs '
+      + '(default: TMPDIR/conclave-dev-UID-BASEPORT, kept for the next run)')
     .option('--heartbeat-ms <ms>', 'leader heartbeat interval', integerIn(1, 60_000), 100)
     .option('--election-timeout-ms <ms>', 'election timeout', integerIn(2, 600_000), 1000)
     .option('--tls', 'mutual TLS between members and HTTPS for clients, with certificates made ' +
@@ -62,74 +65,88 @@ export function devCommand(io: CliIo): Command {
 async function runDev(io: CliIo, opts: Record<string, unknown>): Promise<number> {
   const nodes = opts['nodes'] as number;
   const base = opts['basePort'] as number;
-  const dataDir = resolve(String(opts['dataDir']));
+  const dataDir = resolve(opts['dataDir'] === undefined ? defaultDataDir(base)
+    : String(opts['dataDir']));
   const members: Member[] = Array.from({ length: nodes }, (_, i) => ({
     name: `n${i + 1}`, clientPort: base + 2 * i, peerPort: base + 2 * i + 1,
   }));
-  const cluster = members.map((m) => `${m.name}=127.0.0.1:${m.peerPort}`).join(',');
-  const clientUrls = members.map((m) => `${m.name}=127.0.0.1:${m.clientPort}`).join(',');
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const security = opts['tls'] === true ? devCertificates(dataDir, members) : devSecret(dataDir);
+  const supervisor = new DevSupervisor(io, binPath(), dataDir);
   const token = clusterToken(dataDir);
-  let stopping = false;
   for (const member of members) {
-    member.child = spawnMember(member, dataDir, [
-      '--cluster', cluster, '--client-urls', clientUrls, '--initial-cluster-token', token,
-      '--heartbeat-ms', String(opts['heartbeatMs']),
-      '--election-timeout-ms', String(opts['electionTimeoutMs']),
-      ...security.serverArgs(member.name)]);
-    member.child.on('exit', (code, signal) => {
-      if (stopping) return;
-      io.err(`conclave dev: member ${member.name} exited (${signal ?? `code ${code}`}); `
-        + `see ${join(dataDir, `${member.name}.log`)}`);
-    });
+    supervisor.start({ name: member.name,
+      args: serverArgs(member, members, dataDir, opts, token, security) });
   }
+  const stopFor = (why: string) => (): void => {
+    if (!supervisor.stopping) io.err(`conclave dev: stopping: ${why}`);
+    void supervisor.stopAll();
+  };
+  process.once('SIGINT', stopFor('SIGINT'));
+  process.once('SIGTERM', stopFor('SIGTERM'));
+  process.once('SIGHUP', stopFor('SIGHUP'));
+  supervisor.watchParentAndStdin((why) => stopFor(why)());
   const scheme = security.caFile === undefined ? '' : 'https://';
   const endpoints = members.map((m) => `${scheme}127.0.0.1:${m.clientPort}`);
-  const stopAll = async (): Promise<void> => {
-    stopping = true;
-    await Promise.all(members.map((m) => stopChild(m.child)));
-  };
-  process.once('SIGINT', () => void stopAll());
-  process.once('SIGTERM', () => void stopAll());
   const readyDeadlineMs = opts['readyDeadlineMs'] as number;
-  const leader = await waitForLeader(endpoints, security.caFile, readyDeadlineMs, () => stopping);
+  const leader = await waitForLeader(endpoints, security.caFile, readyDeadlineMs,
+    () => supervisor.stopping);
   if (leader === undefined) {
-    if (!stopping) {
+    if (!supervisor.stopping) {
       io.err(`conclave dev: no leader within ${readyDeadlineMs / 1000} s; logs in ${dataDir}`);
     }
-    await stopAll();
+    await supervisor.stopAll();
     return 1;
   }
-  const tls = security.caFile === undefined ? {} : { tls: true, caFile: security.caFile };
-  const dashboard = `${security.caFile === undefined ? 'http' : 'https'}://127.0.0.1:${base}/ui/`;
-  io.out(opts['json'] === true
-    ? JSON.stringify({ ready: true, endpoints, leader, dataDir, dashboard, ...tls,
-      pids: Object.fromEntries(members.map((m) => [m.name, m.child?.pid ?? null])) })
-    : `ready: ${nodes} members, leader ${leader}, endpoints ${endpoints.join(',')}, ` +
-      `dashboard ${dashboard} (` +
-      `${security.caFile === undefined ? '' : `TLS, CA ${security.caFile}; `}` +
-      `data in ${dataDir}; Ctrl-C stops)`);
-  await Promise.all(members.map(({ child }) => new Promise<void>((done) => {
-    if (!isRunning(child)) return done();
-    child.once('exit', () => done());
-  })));
+  printReady(io, opts, { nodes, base, leader, endpoints, dataDir, caFile: security.caFile,
+    pids: supervisor.pids() });
+  await supervisor.untilStopped;
   return 0;
 }
 
-/** One member's `conclave server` process, its stderr appended to DATA/NAME.log. */
-function spawnMember(member: Member, dataDir: string, args: readonly string[]): ChildProcess {
-  const log = createWriteStream(join(dataDir, `${member.name}.log`), { flags: 'a', mode: 0o600 });
-  const child = spawn(process.execPath, [binPath(), 'server', '--name', member.name,
-    '--data-dir', join(dataDir, member.name), '--peer-addr', `127.0.0.1:${member.peerPort}`,
-    '--client-addr', `127.0.0.1:${member.clientPort}`, ...args],
-  { stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr?.pipe(log);
-  return child;
+/**
+ * Where members keep their data without --data-dir: under the system temp dir, one directory
+ * per user and base port, so a second `npm start` finds the same cluster and the working tree
+ * stays clean.
+ */
+export function defaultDataDir(basePort: number): string {
+  const user = typeof process.getuid === 'function' ? String(process.getuid()) : 'user';
+  return join(tmpdir(), `conclave-dev-${user}-${basePort}`);
 }
 
-function isRunning(child: ChildProcess | undefined): child is ChildProcess {
-  return child !== undefined && child.exitCode === null && child.signalCode === null;
+function serverArgs(member: Member, members: readonly Member[], dataDir: string,
+  opts: Record<string, unknown>, token: string, security: DevSecurity): string[] {
+  const cluster = members.map((m) => `${m.name}=127.0.0.1:${m.peerPort}`).join(',');
+  const clientUrls = members.map((m) => `${m.name}=127.0.0.1:${m.clientPort}`).join(',');
+  return ['server', '--name', member.name, '--data-dir', join(dataDir, member.name),
+    '--peer-addr', `127.0.0.1:${member.peerPort}`,
+    '--client-addr', `127.0.0.1:${member.clientPort}`,
+    '--cluster', cluster, '--client-urls', clientUrls, '--initial-cluster-token', token,
+    '--heartbeat-ms', String(opts['heartbeatMs']),
+    '--election-timeout-ms', String(opts['electionTimeoutMs']),
+    ...security.serverArgs(member.name)];
+}
+
+interface ReadyFacts {
+  readonly nodes: number;
+  readonly base: number;
+  readonly leader: string;
+  readonly endpoints: readonly string[];
+  readonly dataDir: string;
+  readonly caFile: string | undefined;
+  readonly pids: Record<string, number | null>;
+}
+
+function printReady(io: CliIo, opts: Record<string, unknown>, f: ReadyFacts): void {
+  const tls = f.caFile === undefined ? {} : { tls: true, caFile: f.caFile };
+  const dashboard = `${f.caFile === undefined ? 'http' : 'https'}://127.0.0.1:${f.base}/ui/`;
+  io.out(opts['json'] === true
+    ? JSON.stringify({ ready: true, endpoints: f.endpoints, leader: f.leader, dataDir: f.dataDir,
+      dashboard, ...tls, pids: f.pids, devPid: process.pid })
+    : `ready: ${f.nodes} members, leader ${f.leader}, endpoints ${f.endpoints.join(',')}, ` +
+      `dashboard ${dashboard} (` +
+      `${f.caFile === undefined ? '' : `TLS, CA ${f.caFile}; `}` +
+      `data in ${f.dataDir}; Ctrl-C stops)`);
 }
 
 interface DevSecurity {
@@ -217,18 +234,6 @@ function fetchStatus(endpoint: string, ca: Buffer | undefined): Promise<DevStatu
       : httpsGet(url, { ca, timeout: 1000 }, onResponse);
     request.on('timeout', () => request.destroy());
     request.on('error', () => done(undefined));
-  });
-}
-
-function stopChild(child: ChildProcess | undefined): Promise<void> {
-  if (!isRunning(child)) return Promise.resolve();
-  return new Promise((done) => {
-    const force = setTimeout(() => child.kill('SIGKILL'), 5000);
-    child.once('exit', () => {
-      clearTimeout(force);
-      done();
-    });
-    child.kill('SIGTERM');
   });
 }
 

@@ -7,20 +7,27 @@
  *   elected name=billing id=a fencingToken=42 term=3 lease=17
  *   resigned name=billing id=a fencingToken=42 term=3
  *   lost name=billing id=a fencingToken=42 term=3 reason=stalled detail="..."
+ *
+ * While the campaign waits for another leader to go, one `waiting name=billing holder=b ...`
+ * line goes to stderr. `conclave elect NAME --listen` campaigns for nothing: it prints
+ * `leader name=billing id=b value=... fencingToken=40` now and at each change of leader.
  */
 import { Command } from 'commander';
 import {
   LeadershipLostError, RECIPE_TTL_MS_DEFAULT, type ConclaveClient, type Leadership,
 } from '../../client/index.js';
 import type { CliIo } from '../io.js';
+import { UsageError } from '../../errors.js';
 import { addClientOptions, withClient, type ClientFlags } from './client-options.js';
 import {
-  addRecipeOptions, EXIT_LOST, firstAbort, printStatus, recipeClientOptions, StopSignals,
+  addRecipeOptions, announceWaiting, EXIT_LOST, firstAbort, printStatus, recipeClientOptions,
+  StopSignals,
   type RecipeFlags,
 } from './recipe-options.js';
 
 interface ElectFlags extends ClientFlags, RecipeFlags {
-  readonly id: string;
+  readonly id?: string;
+  readonly listen?: boolean;
   readonly value?: string;
 }
 
@@ -38,29 +45,63 @@ export function electCommand(io: CliIo): Command {
     .description('campaign in election NAME as --id; print the leadership with its fencing ' +
       'token and term, and hold it until Ctrl-C or SIGTERM (then resign)')
     .argument('<name>', 'the election (letters, digits, ".", "_", "-")')
-    .requiredOption('--id <id>', 'this candidate\'s id')
+    .option('--id <id>', 'this candidate\'s id (needed to campaign)')
+    .option('-l, --listen', 'do not campaign: print the leader now and at each change, until '
+      + 'Ctrl-C (etcdctl elect -l)', false)
     .option('--value <value>', 'what the leader publishes, e.g. its address (default: "")')))
     .addHelpText('after', EXIT_CODES);
   return command.action(async (name: string, flags: ElectFlags) => {
+    if (flags.listen === true) {
+      io.exitCode = await withClient(io, 'elect', flags, false,
+        (client) => listen(io, client, name, flags.json === true));
+      return;
+    }
+    const id = flags.id;
+    if (id === undefined) {
+      throw new UsageError('elect: --id ID is needed to campaign (or --listen)');
+    }
     io.exitCode = await withClient(io, 'elect', flags, true,
-      (client) => elect(io, client, name, flags), recipeClientOptions(flags));
+      (client) => elect(io, client, name, id, flags), recipeClientOptions(flags));
   });
 }
 
-async function elect(io: CliIo, client: ConclaveClient, name: string, flags: ElectFlags):
+/**
+ * Follows the election's leader until Ctrl-C / SIGTERM: `leader name=N id=I value=V
+ * fencingToken=T` at the start and at each change, `no-leader name=N` while there is none.
+ */
+async function listen(io: CliIo, client: ConclaveClient, name: string, json: boolean):
   Promise<number> {
+  const stop = new StopSignals();
+  try {
+    for await (const leader of client.election(name).observe({ signal: stop.signal })) {
+      if (leader === undefined) printStatus(io, json, 'no-leader', { name });
+      else {
+        printStatus(io, json, 'leader', { name, id: leader.id, value: leader.value,
+          fencingToken: leader.fencingToken });
+      }
+    }
+    return 0;
+  } finally {
+    stop.remove();
+  }
+}
+
+async function elect(io: CliIo, client: ConclaveClient, name: string, id: string,
+  flags: ElectFlags): Promise<number> {
   const json = flags.json === true;
-  const fields = { name, id: flags.id };
+  const fields = { name, id };
   const stop = new StopSignals();
   try {
     const ttlMs = flags.ttl ?? RECIPE_TTL_MS_DEFAULT;
     const election = client.election(name);
     printStatus(io, json, 'campaigning', { ...fields, ttlMs });
     let leadership: Leadership;
+    const waiting = announceWaiting(io, json, client, 'election', name);
     try {
-      leadership = await election.campaign(flags.id, { ttlMs, value: flags.value ?? '',
+      leadership = await election.campaign(id, { ttlMs, value: flags.value ?? '',
         signal: stop.signal });
     } catch (error) {
+      waiting.cancel();
       if (stop.signal.aborted && error instanceof Error && error.name === 'AbortError') {
         printStatus(io, json, 'stopped', fields);
         return 0;
@@ -70,6 +111,7 @@ async function elect(io: CliIo, client: ConclaveClient, name: string, flags: Ele
         detail: error.message });
       return EXIT_LOST;
     }
+    waiting.cancel();
     return await hold(io, json, leadership, stop);
   } finally {
     stop.remove();

@@ -4,6 +4,7 @@
  * lock when CMD exits, and exits with CMD's code. If the lock is lost while CMD runs, CMD gets
  * SIGTERM, then SIGKILL after --grace-ms. Status lines go to stderr (stdout is CMD's):
  *
+ *   waiting lock=demo holder=b fencingToken=40 ahead=1   (when it is not acquired at once)
  *   acquired lock=demo fencingToken=42 term=3 lease=17
  *   released lock=demo fencingToken=42 term=3 exitCode=0
  *   lost lock=demo fencingToken=42 term=3 reason=lease-ended detail="..."
@@ -16,13 +17,17 @@ import {
 } from '../../client/index.js';
 import type { CliIo } from '../io.js';
 import { integerIn } from '../parse.js';
+import { UsageError } from '../../errors.js';
 import { addClientOptions, withClient, type ClientFlags } from './client-options.js';
+import { printLocks } from './locks.js';
 import {
-  addRecipeOptions, EXIT_LOST, recipeClientOptions, statusLine, StopSignals, type RecipeFlags,
+  addRecipeOptions, announceWaiting, EXIT_LOST, recipeClientOptions, statusLine, StopSignals,
+  type RecipeFlags,
 } from './recipe-options.js';
 
 interface LockFlags extends ClientFlags, RecipeFlags {
   readonly id?: string;
+  readonly list?: boolean;
   readonly graceMs?: number;
 }
 
@@ -52,12 +57,22 @@ export function lockCommand(io: CliIo): Command {
     .description('wait for lock NAME, run CMD holding it (fencing token in ' +
       '$CONCLAVE_FENCING_TOKEN), release it when CMD exits; CMD is stopped if the lock is lost')
     .argument('<name>', 'the lock (letters, digits, ".", "_", "-")')
-    .argument('<command...>', 'CMD and its arguments, after "--"')
+    .argument('[command...]', 'CMD and its arguments, after "--"')
+    .option('--list', 'print who holds lock NAME and who waits, then exit (as `conclave locks '
+      + 'NAME`)', false)
     .option('--id <id>', 'who holds the lock, stored in its key (default: the client id)')
     .option('--grace-ms <ms>', 'after a lost lock, SIGKILL CMD this long after SIGTERM ' +
       `(default: ${GRACE_MS_DEFAULT})`, integerIn(0, 3_600_000))))
     .addHelpText('after', EXIT_CODES);
   return command.action(async (name: string, argv: string[], flags: LockFlags) => {
+    if (flags.list === true) {
+      io.exitCode = await withClient(io, 'lock', flags, false,
+        (client) => printLocks(io, client, name, flags.json === true));
+      return;
+    }
+    if (argv.length === 0) {
+      throw new UsageError('lock: give CMD after "--" (conclave lock NAME -- CMD ...), or --list');
+    }
     io.exitCode = await withClient(io, 'lock', flags, true,
       (client) => runLocked(io, client, name, argv, flags), recipeClientOptions(flags));
   });
@@ -71,10 +86,12 @@ async function runLocked(io: CliIo, client: ConclaveClient, name: string, argv: 
   const stop = new StopSignals((signal) => child?.kill(signal));
   try {
     let lock: Lock;
+    const waiting = announceWaiting(io, json, client, 'lock', name);
     try {
       lock = await client.lock(name, { ttlMs: flags.ttl ?? RECIPE_TTL_MS_DEFAULT,
         signal: stop.signal, ...(flags.id === undefined ? {} : { id: flags.id }) });
     } catch (error) {
+      waiting.cancel();
       if (stop.which !== undefined && error instanceof Error && error.name === 'AbortError') {
         return 128 + constants.signals[stop.which];
       }
@@ -83,6 +100,7 @@ async function runLocked(io: CliIo, client: ConclaveClient, name: string, argv: 
         detail: error.message }));
       return EXIT_LOST;
     }
+    waiting.cancel();
     const fields = { lock: name, fencingToken: lock.fencingToken, term: lock.term };
     io.err(statusLine(json, 'acquired', { ...fields, lease: lock.leaseId }));
     child = spawn(argv[0] ?? '', argv.slice(1), { stdio: 'inherit', env: { ...process.env,

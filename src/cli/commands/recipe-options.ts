@@ -4,8 +4,12 @@
  * scripts and tests), and waiting for Ctrl-C / SIGTERM or a signal to abort.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { CLIENT_DEFAULTS, RECIPE_TTL_MS_DEFAULT } from '../../client/index.js';
+import {
+  CLIENT_DEFAULTS, RECIPE_TTL_MS_DEFAULT, type ConclaveClient,
+} from '../../client/index.js';
+import type { RecipeKind } from '../../core/election/keys.js';
 import type { CliIo } from '../io.js';
+import { listRecipes } from '../recipe-listing.js';
 import { integerIn } from '../parse.js';
 
 /**
@@ -105,4 +109,41 @@ export function firstAbort(signals: readonly AbortSignal[]): Promise<void> {
   const any = AbortSignal.any([...signals]);
   if (any.aborted) return Promise.resolve();
   return new Promise((resolve) => any.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+/**
+ * How long a lock or campaign may wait before `waiting` is printed. Unit: ms. Why 300: an
+ * uncontended acquire takes a few round trips (well under this on a LAN), so the line appears
+ * only when someone else holds it, and soon enough that a person knows why nothing happens.
+ */
+export const WAITING_LINE_AFTER_MS = 300;
+
+/**
+ * Prints one `waiting` line on stderr (`lock=NAME` or `name=NAME`, the holder, how many are
+ * ahead) if the acquire is still pending after WAITING_LINE_AFTER_MS; `cancel()` once it ends.
+ */
+export function announceWaiting(io: CliIo, json: boolean, client: ConclaveClient,
+  kind: RecipeKind, name: string): { cancel(): void } {
+  let cancelled = false;
+  const field = kind === 'lock' ? 'lock' : 'name';
+  const timer = setTimeout(() => {
+    void listRecipes(client, kind, name).then(({ listings }) => {
+      if (cancelled) return;
+      const listing = listings[0];
+      const holder = listing?.holder;
+      io.err(statusLine(json, 'waiting', { [field]: name,
+        ...(holder === undefined ? {} : { holder: holder.id, fencingToken: holder.fencingToken }),
+        // Our own key is among the queue; those before it are ahead of us.
+        ahead: Math.max(0, (listing?.queue.length ?? 1) - 1) + (holder === undefined ? 0 : 1) }));
+    }, () => {
+      if (!cancelled) io.err(statusLine(json, 'waiting', { [field]: name }));
+    });
+  }, WAITING_LINE_AFTER_MS);
+  timer.unref();
+  return {
+    cancel: () => {
+      cancelled = true;
+      clearTimeout(timer);
+    },
+  };
 }

@@ -76,6 +76,9 @@ export function serverCommand(io: CliIo): Command {
     .option('--client-cert <file>', 'serve clients over HTTPS with this certificate (PEM)')
     .option('--client-key <file>', 'the private key of --client-cert (PEM)')
     .option('--client-ca <file>', 'require client certificates signed by this CA (PEM)')
+    .option('--stop-on-stdin-close', 'stop, without handing leadership over, when standard '
+      + 'input closes: for a supervisor (conclave dev) whose own end, or whose whole-cluster '
+      + 'stop, must end this member', false)
     .option('--insecure', 'allow non-loopback listeners without TLS, peers without any ' +
       'authentication, and a data dir more open than 0700 (docs/security.md)', false)
     .option('--snapshot-count <entries>', 'snapshot the store every this many applied entries '
@@ -117,12 +120,25 @@ async function runServer(io: CliIo, opts: Record<string, unknown>): Promise<void
   io.out(`conclave server ${server.id}: clients ${server.clientUrl}, ` +
     `peers ${peerScheme}://${opts['peerAddr'] as string}, dashboard ${server.clientUrl}/ui/`);
   await new Promise<void>((resolve) => {
-    const stop = (signal: string): void => {
-      logger.info({ signal }, 'stopping');
-      server.stop().then(resolve, resolve);
+    let stopping = false;
+    const stop = (signal: string, handOver: boolean): void => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal, handOver }, 'stopping');
+      const done = (): void => {
+        if (opts['stopOnStdinClose'] === true) process.stdin.destroy(); // else it holds us open
+        resolve();
+      };
+      server.stop({ handOver }).then(done, done);
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM', true));
+    process.once('SIGINT', () => stop('SIGINT', true));
+    if (opts['stopOnStdinClose'] === true) {
+      // The supervisor holds the other end: its exit (even kill -9) or its stop closes it.
+      process.stdin.on('data', () => undefined);
+      process.stdin.once('end', () => stop('stdin closed', false));
+      process.stdin.once('error', () => stop('stdin error', false));
+    }
   });
 }
 

@@ -36,10 +36,12 @@ export function statusLines(status: ClusterStatus): string[] {
     : `leader: ${status.leaderId}${status.leaderUrl === undefined ? '' : ` (${status.leaderUrl})`}`;
   const lines = [`${summary}  term: ${show(status.term)}  commit index: ` +
     `${show(status.commitIndex)}  revision: ${show(status.revision)}`];
-  const header = ['ID', 'ROLE', 'HEALTH', 'TERM', 'COMMIT', 'APPLIED', 'MATCH', 'CLIENT URL'];
+  const header = ['ID', 'ROLE', 'HEALTH', 'TERM', 'COMMIT', 'APPLIED', 'MATCH', 'VERSION',
+    'UPTIME', 'DATA', 'CLIENT URL'];
   const rows = status.members.map((m: MemberStatus) => [m.id, show(m.role), m.health,
     show(m.term), show(m.commitIndex), show(m.appliedIndex), show(m.matchIndex),
-    show(m.clientUrl)]);
+    show(m.version), m.uptimeMs === undefined ? '-' : duration(m.uptimeMs),
+    m.dataSizeBytes === undefined ? '-' : bytes(m.dataSizeBytes), show(m.clientUrl)]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   for (const row of [header, ...rows]) {
     lines.push(row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
@@ -51,4 +53,25 @@ export function statusLines(status: ClusterStatus): string[] {
     && !status.members.some((m) => m.clientUrl === e.url));
   for (const e of strays) lines.push(`${e.url} did not answer: ${e.error ?? 'no reason given'}`);
   return lines;
+}
+
+/** 3h12m, 4m05s, 12s: a person's reading of an uptime. */
+export function duration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
+}
+
+/** 512 B, 1.5 KiB, 20.0 MiB. */
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = n / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
 }

@@ -48,7 +48,8 @@ export const GOSSIP_FLAGS: readonly ScenarioFlag[] = [
   },
   {
     name: 'mutant', kind: 'string', defaultValue: undefined, choices: GOSSIP_MUTANT_NAMES,
-    description: 'TEST-ONLY: plant a known SWIM bug (the run must fail)',
+    description: 'TEST-ONLY: plant a known SWIM bug (caught only on seeds whose faults reach '
+      + 'it; docs/simulation.md lists them)',
   },
 ];
 
