@@ -38,6 +38,7 @@ import {
   COMMAND_ENCODING_SLACK_BYTES, REQUEST_BYTES_CEILING, type ClientLimits,
 } from './client-limits.js';
 import { createHttpApi } from './http-api.js';
+import { ClientStreamHub } from './client-stream.js';
 import { LeaseStreamHub } from './lease-stream.js';
 import { openMemberData } from './member-data.js';
 import { ServerMetrics } from './metrics.js';
@@ -242,18 +243,24 @@ export async function startServer(config: ServerConfig, logger: Logger,
   };
   feed = eventFeedOf(core, clock, random, config.heartbeatMs);
   const feedTimers = startEventFeedTimers(feed);
-  leaseStreams = new LeaseStreamHub({ core: servedKeepAlives(core, feed, clock), clientUrlOf,
+  const keepAlives = servedKeepAlives(core, feed, clock);
+  leaseStreams = new LeaseStreamHub({ core: keepAlives, clientUrlOf,
     logger: logger.child({ component: 'lease-stream' }) });
   const hub = watches;
+  const requestTimeoutMs = 4 * config.electionTimeoutMs;
+  const status = (): unknown => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms });
+  const clientStreams = new ClientStreamHub({ watches: hub, guard, limits,
+    logger: logger.child({ component: 'client-stream' }),
+    calls: { core, quota, clientUrlOf, status, requestTimeoutMs,
+      keepAlive: (leaseId, done) => keepAlives.keepAlive(leaseId, done) } });
   const api = createHttpApi({
-    core, watches: hub, guard, quota, limits, clientUrlOf, logger,
-    requestTimeoutMs: 4 * config.electionTimeoutMs,
+    core, watches: hub, guard, quota, limits, clientUrlOf, logger, requestTimeoutMs,
     metrics: () => metrics.render(core.status(), gaugesOf(core, hub, guard, quota, limits),
       [{ name: 'conclave_peer_handshakes_refused_total', label: 'reason',
         help: 'Peer connections refused before they became links, by reason (docs/security.md).',
         values: transport.metrics().handshakesRefusedByReason }],
       transport.metrics().invalidMessages),
-    status: () => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms }),
+    status,
   });
   const extra = hooks.addOn?.({ core, feed, config, logger,
     clientUrls: clientUrlsOf(config, clientUrlOf),
@@ -274,6 +281,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
     // A connection refused at the connection limit gets no stream either (lease or dashboard).
     if (guard.state(req.socket) === undefined) return void socket.destroy();
     if (extra?.handleUpgrade(req, socket, head) === true) return;
+    if (clientStreams.handleUpgrade(req, socket, head)) return;
     if (leaseStreams?.handleUpgrade(req, socket, head) !== true) socket.destroy();
   });
   let closing: Promise<void> | undefined;
@@ -286,6 +294,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
       extra?.close();
       watches?.closeAll();
       leaseStreams?.closeAll('server stopping');
+      clientStreams.closeAll('server stopping');
       core.stop();
       rejections.stop();
       transport.close();
