@@ -1,12 +1,15 @@
 /**
- * `connect()`: the client over HTTP/JSON with the system's clock, timers and randomness — the
- * real adapters wired to the client on ports (client.ts). The only module of src/client that
+ * `connect()`: the client over the multiplexed stream (docs/protocol.md; HTTP/JSON with
+ * `transport: 'http'`) with the system's clock, timers and randomness — the real adapters
+ * wired to the client on ports (client.ts). The only module of src/client that
  * imports src/adapters (tidy checks it), so the simulator can run everything else.
  */
 import { formatConfigProblems } from '../core/config.js';
 import { HttpClientTransport } from '../adapters/http-client-transport.js';
+import { StreamClientTransport } from '../adapters/stream-client-transport.js';
 import { SystemClock } from '../adapters/system-clock.js';
 import { SystemRandom } from '../adapters/system-random.js';
+import type { ClientTransport } from '../ports/client-transport.js';
 import type { Timer } from '../ports/timer.js';
 import { ConfigInvalidError } from '../errors.js';
 import { ConclaveClient } from './client.js';
@@ -27,10 +30,14 @@ import { parseEndpoint } from './endpoints.js';
  * const secure = connect({ endpoints: ['db1:2379'], tls: { ca: readFileSync('ca.pem') } });
  * ```
  */
-export function connect(options: ConnectOptions, components: Partial<ClientComponents> = {}):
-  ConclaveClient {
-  const config: ClientConfig = { ...CLIENT_DEFAULTS, ...stripUndefined(options) };
-  const problems = validateClientConfig(config);
+export function connect(options: ConnectOptions & TransportOption,
+  components: Partial<ClientComponents> = {}): ConclaveClient {
+  const { transport: kind = 'stream', ...rest } = options;
+  const config: ClientConfig = { ...CLIENT_DEFAULTS, ...stripUndefined(rest) };
+  const problems = [...validateClientConfig(config)];
+  if (kind !== 'stream' && kind !== 'http') {
+    problems.push({ field: 'transport', value: kind, rule: 'must be "stream" or "http"' });
+  }
   if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
   const tls = config.tls !== undefined;
   const endpoints = config.endpoints.map((text) => {
@@ -43,11 +50,23 @@ export function connect(options: ConnectOptions, components: Partial<ClientCompo
     clock,
     timer: components.timer ?? (isTimer(clock) ? clock : new SystemClock()),
     random: components.random ?? new SystemRandom(),
-    transport: components.transport ?? new HttpClientTransport({
-      ...(config.tls === undefined ? {} : { tls: config.tls }),
-      socketsPerEndpointMax: 2 * config.writesInflightMax,
-    }),
+    transport: components.transport ?? transportOf(kind, config),
   });
+}
+
+export interface TransportOption {
+  /**
+   * How the client reaches the members: `stream`, one multiplexed msgpack WebSocket per
+   * member (docs/protocol.md), or `http`, HTTP/JSON requests (docs/api.md) for members older
+   * than the stream or networks that do not pass WebSockets. Default: 'stream'.
+   */
+  readonly transport?: 'stream' | 'http' | undefined;
+}
+
+function transportOf(kind: 'stream' | 'http', config: ClientConfig): ClientTransport {
+  const tls = config.tls === undefined ? {} : { tls: config.tls };
+  if (kind === 'stream') return new StreamClientTransport(tls);
+  return new HttpClientTransport({ ...tls, socketsPerEndpointMax: 2 * config.writesInflightMax });
 }
 
 function isTimer(value: object): value is Timer {

@@ -43,7 +43,7 @@
  * ```
  */
 export { ConclaveClient, type Client } from './client.js';
-export { connect } from './connect.js';
+export { connect, type TransportOption } from './connect.js';
 export { CallAbortedError, type ClientComponents } from './context.js';
 export {
   CLIENT_DEFAULTS, CLIENT_ID_LENGTH_MAX, validateClientConfig, type ClientConfig,
