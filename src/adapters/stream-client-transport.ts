@@ -113,17 +113,28 @@ export class StreamClientTransport implements ClientTransport {
     Promise<LeaseStreamOpening> {
     const connection = await this.connection(endpoint, options.signal);
     if (!('request' in connection)) return connection;
+    const { signal } = options;
     return new Promise((resolve) => {
-      connection.request('lease-stream', {}, {
+      const settle = (opening: LeaseStreamOpening): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(opening);
+      };
+      const onAbort = (): void => {
+        const sent = connection.sent(id);
+        connection.forget(id);
+        settle(lostAnswer(endpoint, sent, true, 'aborted'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const id = connection.request('lease-stream', {}, {
         frame: (answer) => {
           if (answer.kind !== 'ok') {
-            return resolve(connection.refusal(answer.kind === 'error' ? answer.body : undefined));
+            return settle(connection.refusal(answer.kind === 'error' ? answer.body : undefined));
           }
           const stream = new StreamLeaseStream(connection,
             this.options.keepAlivesInflightMax ?? 4096);
-          resolve({ kind: 'open', stream, servedBy: endpoint });
+          settle({ kind: 'open', stream, servedBy: endpoint });
         },
-        lost: (sent, detail) => resolve(lostAnswer(endpoint, sent, false, detail)),
+        lost: (sent, detail) => settle(lostAnswer(endpoint, sent, false, detail)),
       });
     });
   }

@@ -161,7 +161,7 @@ export class StreamConnection {
   /** Stops listening on `id` (aborted, or its watch closed): later frames are dropped. */
   forget(id: number): void {
     this.listeners.delete(id);
-    this.done(id);
+    // A frame that left holds its room at the member until the member answers it.
     const at = this.waiting.findIndex((o) => o.id === id);
     if (at >= 0) this.waiting.splice(at, 1);
   }
@@ -254,7 +254,11 @@ export class StreamConnection {
       return;
     }
     const listener = this.listeners.get(id);
-    if (listener === undefined) return; // answered after it was forgotten: dropped
+    if (listener === undefined) {
+      // Answered after it was forgotten: dropped, and its room is free again.
+      if (!('watch' in frame)) this.done(id);
+      return;
+    }
     if ('watch' in frame) {
       const bytes = frame['watch'];
       if (!(bytes instanceof Uint8Array)) return this.protocolBroken('a watch frame without bytes');
