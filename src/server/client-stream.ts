@@ -160,10 +160,14 @@ export class StreamSession {
     }
     const bytes = Array.isArray(data) ? Buffer.concat(data)
       : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
-    const frames = decodeMessage(bytes, this.requestsInflightMax, this.frameBytesMax);
+    // Twice the in-flight bound: frames past the bound get answers of their own (OVERLOADED);
+    // a message past this is no client's batch (ours never exceed the bound) and ends the stream.
+    const frames = decodeMessage(bytes, 2 * this.requestsInflightMax, this.frameBytesMax);
     for (const frame of frames) {
       if (this.closed) return;
-      if (frame.kind === 'bad') {
+      if (frame.kind === 'bad' && frame.fatal === true) {
+        return this.refuseAndClose(1008, frame.error.message, undefined, frame.error.code);
+      } else if (frame.kind === 'bad') {
         this.answer(frame.id, { kind: 'error', error: frame.error, outcome: 'failed' });
       } else if (!this.greeted) {
         this.hello(frame);
@@ -365,8 +369,9 @@ export class StreamSession {
       && this.ws.bufferedAmount <= this.answerBufferedBytesMax;
   }
 
-  private refuseAndClose(code: number, message: string, id?: number): void {
-    const error = new CoordError('CONCLAVE_PROTOCOL', message);
+  private refuseAndClose(code: number, message: string, id?: number,
+    errorCode: CoordError['code'] = 'CONCLAVE_PROTOCOL'): void {
+    const error = new CoordError(errorCode, message);
     const frame = encodeFrame({ ...(id === undefined ? {} : { id }),
       error: { code: error.code, message, outcome: 'failed' } });
     // The close frame follows the answer: the client reads why before the stream ends.

@@ -32,6 +32,8 @@ export type BadFrame = {
   /** The request's id, when it had a readable one (its answer repeats it). */
   readonly id?: number;
   readonly error: CoordError;
+  /** The stream cannot go on: the member answers, then closes it. */
+  readonly fatal?: true;
 };
 
 export type Frame = RequestFrame | BadFrame;
@@ -51,8 +53,8 @@ function protocolError(message: string): CoordError {
 }
 
 /**
- * The frames of one message, at most `framesMax` (more become one `bad` frame) and each at
- * most `frameBytesMax`. A message that stops being msgpack ends in a `bad` frame: what came
+ * The frames of one message, at most `framesMax` (more become one fatal `bad` frame) and
+ * each at most `frameBytesMax`. A message that stops being msgpack ends in a `bad` frame: what came
  * before it is kept.
  */
 export function decodeMessage(data: Uint8Array, framesMax: number, frameBytesMax: number):
@@ -62,8 +64,9 @@ export function decodeMessage(data: Uint8Array, framesMax: number, frameBytesMax
     unpackr.unpackMultiple(data, (value: unknown, start?: number, end?: number) => {
       const bytes = (end ?? 0) - (start ?? 0);
       if (frames.length >= framesMax) {
-        frames.push({ kind: 'bad', error: new CoordError('CONCLAVE_OVERLOADED', `a message `
-          + `holds at most ${framesMax} frames; the rest was not read`) });
+        frames.push({ kind: 'bad', fatal: true, error: new CoordError('CONCLAVE_OVERLOADED',
+          `a message holds at most ${framesMax} frames; the rest was not read and the stream `
+          + 'is closed: its requests were not applied') });
         return false; // stop reading this message
       }
       frames.push(checkFrame(value, bytes, frameBytesMax));
