@@ -31,10 +31,16 @@ export interface StreamClientTransportOptions {
   readonly messageBytesMax?: number;
   /**
    * Watch frames held for a consumer that has not taken them; past it the watch is canceled
-   * and its stream ends after what was held (the client resumes it from there). Unit: frames.
-   * Default: 1024. Why: watches share the connection, so one slow consumer cannot pause it.
+   * and its stream ends after what was held (the client resumes it from there, as after the
+   * member's own `slow` cut). Unit: frames. Default: 1024. Why: watches share the
+   * connection, so one slow consumer cannot pause it without pausing every call.
    */
   readonly watchFramesBufferedMax?: number;
+  /**
+   * Watch bytes held for a consumer that has not taken them, as `watchFramesBufferedMax`.
+   * Unit: bytes. Default: 4 MiB (the member's own per-watcher bound, --max-watcher-buffer-bytes).
+   */
+  readonly watchBytesBufferedMax?: number;
   /** Keep-alives waiting for an answer at once. Unit: messages. Default: 4096. */
   readonly keepAlivesInflightMax?: number;
 }
@@ -76,7 +82,8 @@ export class StreamClientTransport implements ClientTransport {
     Promise<WatchOpening> {
     const connection = await this.connection(endpoint, options.signal);
     if (!('request' in connection)) return connection;
-    const framesMax = this.options.watchFramesBufferedMax ?? 1024;
+    const bounds = { framesMax: this.options.watchFramesBufferedMax ?? 1024,
+      bytesMax: this.options.watchBytesBufferedMax ?? 4 * 1024 * 1024 };
     return new Promise((resolve) => {
       let stream: StreamWatch | undefined;
       const { signal } = options;
@@ -96,7 +103,7 @@ export class StreamClientTransport implements ClientTransport {
           if (answer.kind !== 'ok') {
             return resolve(connection.refusal(answer.kind === 'error' ? answer.body : undefined));
           }
-          stream = new StreamWatch(connection, id, framesMax);
+          stream = new StreamWatch(connection, id, bounds);
           resolve({ kind: 'open', stream, servedBy: endpoint });
         },
         lost: (sent, detail) => {
@@ -197,17 +204,21 @@ const IGNORED = { frame: (): void => undefined, lost: (): void => undefined };
 
 /** A watch on a shared stream: its frames, held for the consumer within `framesMax`. */
 class StreamWatch implements WatchStream {
-  private readonly frames: (WatchFrame | StreamEnd)[] = [];
+  private readonly frames: { frame: WatchFrame | StreamEnd; bytes: number }[] = [];
+  private heldBytes = 0;
   private waiting: ((frame: WatchFrame | StreamEnd) => void) | undefined;
   private ended = false;
   private readonly decoder = new TextDecoder();
 
   constructor(private readonly connection: StreamConnection, private readonly id: number,
-    private readonly framesMax: number) {}
+    private readonly bounds: { readonly framesMax: number; readonly bytesMax: number }) {}
 
   next(): Promise<WatchFrame | StreamEnd> {
-    const frame = this.frames.shift();
-    if (frame !== undefined) return Promise.resolve(frame);
+    const held = this.frames.shift();
+    if (held !== undefined) {
+      this.heldBytes -= held.bytes;
+      return Promise.resolve(held.frame);
+    }
     if (this.ended) return Promise.resolve({ kind: 'end' });
     return new Promise((resolve) => {
       this.waiting = resolve;
@@ -234,9 +245,9 @@ class StreamWatch implements WatchStream {
         this.push({ kind: 'end', error: frame });
         return this.finish();
       }
-      this.push(frame);
+      this.push(frame, line.length);
     }
-    if (this.frames.length > this.framesMax) {
+    if (this.frames.length > this.bounds.framesMax || this.heldBytes > this.bounds.bytesMax) {
       // A consumer this far behind: the watch ends after what is held, and resumes from there.
       this.cancel();
       this.finish();
@@ -258,13 +269,14 @@ class StreamWatch implements WatchStream {
     }
   }
 
-  private push(frame: WatchFrame | StreamEnd): void {
+  private push(frame: WatchFrame | StreamEnd, bytes = 0): void {
     const waiting = this.waiting;
     if (waiting !== undefined) {
       this.waiting = undefined;
       waiting(frame);
     } else {
-      this.frames.push(frame);
+      this.frames.push({ frame, bytes });
+      this.heldBytes += bytes;
     }
   }
 }
