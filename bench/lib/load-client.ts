@@ -6,10 +6,16 @@
  * puts by default, range reads, or lease grants, keep-alives and revokes. Talks to the harness
  * over the IPC channel: `window-start` when the window opens, then `done` with the figures.
  *
+ * Conclave is driven over its multiplexed stream (docs/protocol.md: every lane's requests on
+ * one WebSocket, as the client library does by default); BENCH_CONCLAVE_HTTP=1 drives its
+ * HTTP/JSON API instead, one keep-alive connection per lane.
+ *
  * Run by the harness as: node --import tsx bench/lib/load-client.ts '<LoadClientOptions JSON>'
  */
 import { readFileSync } from 'node:fs';
 import * as http from 'node:http';
+import { StreamClientTransport } from '../../src/adapters/stream-client-transport.js';
+import type { ClientRequest } from '../../src/ports/client-transport.js';
 import { post } from './http.js';
 import { requestSource, type RequestKind, type RequestSource } from './requests.js';
 import { LatencyRecorder, type LatencySummary } from './stats.js';
@@ -58,6 +64,12 @@ const ERROR_PAUSE_MS = 10;
 
 type Phase = 'warmup' | 'window' | 'drain' | 'done';
 
+/** The stream op of each HTTP path the request sources use. */
+const STREAM_OPS: Readonly<Record<string, ClientRequest['kind']>> = {
+  '/v1/kv/put': 'put', '/v1/kv/range': 'range', '/v1/lease/grant': 'lease-grant',
+  '/v1/lease/revoke': 'lease-revoke', '/v1/lease/keepalive': 'lease-keepalive',
+};
+
 class Lanes {
   phase: Phase = 'warmup';
   readonly recorder = new LatencyRecorder();
@@ -67,10 +79,28 @@ class Lanes {
   readonly exhausted: Promise<void>;
   private markExhausted: () => void = () => undefined;
   private readonly agent: http.Agent;
+  /** Conclave's stream, shared by every lane (undefined: HTTP). */
+  private readonly stream: StreamClientTransport | undefined;
 
   constructor(private readonly options: LoadClientOptions, readonly source: RequestSource) {
     this.agent = new http.Agent({ keepAlive: true, maxSockets: options.inflight });
     this.exhausted = new Promise((resolve) => (this.markExhausted = resolve));
+    this.stream = options.system === 'conclave' && process.env['BENCH_CONCLAVE_HTTP'] !== '1'
+      ? new StreamClientTransport() : undefined;
+  }
+
+  /** One request over the stream: undefined when it was answered and accepted. */
+  private async overStream(stream: StreamClientTransport, path: string, body: string):
+    Promise<string | undefined> {
+    const kind = STREAM_OPS[path];
+    if (kind === undefined) return `no stream op for ${path}`;
+    const request = { kind, ...(JSON.parse(body) as object) } as ClientRequest;
+    const answer = await stream.call(`http://${this.options.endpoint}`, request,
+      { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    if (answer.kind === 'lost') return `lost: ${answer.detail}`;
+    if (answer.kind === 'refused') return `${answer.error.code} ${answer.error.message}`;
+    const text = this.source.keepBody ? JSON.stringify(answer.body) : '';
+    return this.source.accept(text) ? undefined : `refused: ${text.slice(0, 200)}`;
   }
 
   /** One closed-loop lane: sends until the run is done or its source runs out. */
@@ -84,11 +114,15 @@ class Lanes {
       const startMs = performance.now();
       let failure: string | undefined;
       try {
-        const answer = await post(endpoint, path, body,
-          { agent: this.agent, timeoutMs: REQUEST_TIMEOUT_MS, keepBody });
-        const text = answer.body.slice(0, 200);
-        if (answer.status !== 200) failure = `HTTP ${answer.status} ${text}`.trimEnd();
-        else if (!this.source.accept(answer.body)) failure = `refused: ${text}`;
+        if (this.stream !== undefined) {
+          failure = await this.overStream(this.stream, path, body);
+        } else {
+          const answer = await post(endpoint, path, body,
+            { agent: this.agent, timeoutMs: REQUEST_TIMEOUT_MS, keepBody });
+          const text = answer.body.slice(0, 200);
+          if (answer.status !== 200) failure = `HTTP ${answer.status} ${text}`.trimEnd();
+          else if (!this.source.accept(answer.body)) failure = `refused: ${text}`;
+        }
       } catch (error) {
         failure = error instanceof Error ? error.message : String(error);
       }

@@ -1,13 +1,16 @@
 /**
- * `connect()`: the client over HTTP/JSON with the system's clock, timers and randomness — the
- * real adapters wired to the client on ports (client.ts). The only module of src/client that
+ * `connect()`: the client over the multiplexed stream (docs/protocol.md; HTTP/JSON with
+ * `transport: 'http'`) with the system's clock, timers and randomness — the real adapters
+ * wired to the client on ports (client.ts). The only module of src/client that
  * imports src/adapters (tidy checks it), so the simulator can run everything else.
  */
 import { formatConfigProblems } from '../core/config.js';
 import { EtcdClientTransport } from '../adapters/etcd/etcd-client-transport.js';
 import { HttpClientTransport } from '../adapters/http-client-transport.js';
+import { StreamClientTransport } from '../adapters/stream-client-transport.js';
 import { SystemClock } from '../adapters/system-clock.js';
 import { SystemRandom } from '../adapters/system-random.js';
+import type { ClientTransport } from '../ports/client-transport.js';
 import type { Timer } from '../ports/timer.js';
 import { ConfigInvalidError } from '../errors.js';
 import { clientOptionsOf, etcdAuthOf, etcdTls, type BackendConnectOptions } from './backend.js';
@@ -29,12 +32,18 @@ import { parseEndpoint } from './endpoints.js';
  * const onEtcd = connect({ backend: 'etcd', endpoints: ['etcd1:2379'] }); // docs/backends.md
  * ```
  */
-export function connect(options: BackendConnectOptions,
+export function connect(options: BackendConnectOptions & TransportOption,
   components: Partial<ClientComponents> = {}): ConclaveClient {
-  const config: ClientConfig = { ...CLIENT_DEFAULTS, ...stripUndefined(clientOptionsOf(options)) };
+  const { transport: kind = 'stream', ...rest } = options;
+  const config: ClientConfig = {
+    ...CLIENT_DEFAULTS, ...stripUndefined(clientOptionsOf(rest as BackendConnectOptions)),
+  };
   const auth = etcdAuthOf(options);
   const problems = [...validateClientConfig(config), ...(auth?.user === '' ? [{ field: 'auth',
     value: '(hidden)', rule: 'must be { user: non-empty string, password: string }' }] : [])];
+  if (kind !== 'stream' && kind !== 'http') {
+    problems.push({ field: 'transport', value: kind, rule: 'must be "stream" or "http"' });
+  }
   if (problems.length > 0) throw new ConfigInvalidError(formatConfigProblems(problems));
   const tls = config.tls !== undefined;
   const endpoints = config.endpoints.map((text) => {
@@ -49,11 +58,23 @@ export function connect(options: BackendConnectOptions,
     random: components.random ?? new SystemRandom(),
     transport: components.transport ?? (options.backend === 'etcd'
       ? new EtcdClientTransport({ ...etcdTls(config), ...(auth === undefined ? {} : { auth }) })
-      : new HttpClientTransport({
-        ...(config.tls === undefined ? {} : { tls: config.tls }),
-        socketsPerEndpointMax: 2 * config.writesInflightMax,
-      })),
+      : transportOf(kind, config)),
   });
+}
+
+export interface TransportOption {
+  /**
+   * How the client reaches the members: `stream`, one multiplexed msgpack WebSocket per
+   * member (docs/protocol.md), or `http`, HTTP/JSON requests (docs/api.md) for members older
+   * than the stream or networks that do not pass WebSockets. Default: 'stream'.
+   */
+  readonly transport?: 'stream' | 'http' | undefined;
+}
+
+function transportOf(kind: 'stream' | 'http', config: ClientConfig): ClientTransport {
+  const tls = config.tls === undefined ? {} : { tls: config.tls };
+  if (kind === 'stream') return new StreamClientTransport(tls);
+  return new HttpClientTransport({ ...tls, socketsPerEndpointMax: 2 * config.writesInflightMax });
 }
 
 function isTimer(value: object): value is Timer {

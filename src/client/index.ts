@@ -43,7 +43,7 @@
  * ```
  */
 export { ConclaveClient, type Client } from './client.js';
-export { connect } from './connect.js';
+export { connect, type TransportOption } from './connect.js';
 export type {
   BackendConnectOptions, EtcdAuthOptions, EtcdConnectOptions,
 } from './backend.js';

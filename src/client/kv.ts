@@ -1,7 +1,8 @@
 /**
  * The key-value API: etcd v3 semantics (revisions, prefix ranges, transactions with compares)
  * over the client protocol. Writes go to the leader with an idempotency key per request;
- * linearizable reads pass a barrier through the log on the leader; serializable reads are
+ * linearizable reads are answered by the leader after it confirmed its leadership (ReadIndex);
+ * serializable reads are
  * answered by whichever member is reached (possibly stale, still available without a leader).
  */
 import type {
@@ -154,11 +155,10 @@ export class KvClient {
       ...(prefix ? { prefix: true } : {}), ...(limit === undefined ? {} : { limit }),
       ...(options.revision === undefined ? {} : { revision: options.revision }) } as const;
     const { signal } = options;
-    const body = consistency === 'serializable'
-      ? await this.caller.call(base, { leaderOnly: false, signal })
-      // The leader passes a barrier through the log, stamped like a write: it needs a lane.
-      : await this.lanes.with((ticket) => this.caller.call({ ...base, ...ticket },
-        { leaderOnly: true, signal }), signal);
+    // A linearizable read is answered by the leader after a ReadIndex round (no log entry,
+    // no idempotency key): it takes no write lane, so reads never queue behind writes.
+    const body = await this.caller.call(base,
+      { leaderOnly: consistency === 'linearizable', signal });
     return expectKind(body, 'range') as KvRangeResult;
   }
 

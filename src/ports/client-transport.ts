@@ -3,9 +3,10 @@
  * a watch stream, a keep-alive stream. The client (src/client) decides everything else — which
  * member to ask, how long to wait, when to retry, what an outcome means — on its own Clock and
  * Timer, so the same client runs over HTTP/JSON (src/adapters/http-client-transport.ts), over
- * the simulator's network (src/sim/scenarios/lease/sim-client-transport.ts), and over a
- * multiplexed stream later: each request there travels as a frame tagged with a per-request id
- * that its answer repeats, and a watch or a keep-alive stream is a long-lived id of its own.
+ * the simulator's network (src/sim/scenarios/lease/sim-client-transport.ts), and over the
+ * multiplexed stream (src/adapters/stream-client-transport.ts): each request there travels as
+ * a frame tagged with a per-request id that its answer repeats, and a watch is a long-lived id
+ * of its own.
  *
  * The contract every implementation keeps:
  * - `call` resolves exactly once and never rejects. `ok`: the member's result (a JSON-like value
@@ -46,7 +47,7 @@ export type ClientRequest =
     readonly prevKv?: boolean } & RequestStamp)
   | ({ readonly kind: 'txn'; readonly compare: readonly KvCompare[];
     readonly success: readonly KvTxnOp[]; readonly failure: readonly KvTxnOp[] } & RequestStamp)
-  /** A linearizable range passes a barrier through the log: it carries a stamp. */
+  /** A range; a stamp is accepted and ignored (reads take no log entry). */
   | ({ readonly kind: 'range'; readonly key: string; readonly prefix?: boolean;
     readonly limit?: number; readonly revision?: number;
     readonly consistency: 'linearizable' | 'serializable' } & Partial<RequestStamp>)

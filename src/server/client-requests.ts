@@ -202,3 +202,17 @@ export function parseWatchQuery(params: URLSearchParams): {
   return { selector: { key: params.get('key') ?? '', ...(prefix === true && { prefix }) },
     fromRevision };
 }
+
+const WATCH_FIELDS: ReadonlySet<string> = new Set(['key', 'prefix', 'fromRevision']);
+
+/** A watch asked for in a body (the stream's `watch` call): `{ key, prefix?, fromRevision? }`. */
+export function parseWatchBody(body: Body): { selector: KvKeySelector; fromRevision: number } {
+  const p = new Problems();
+  p.unknownFields(body, WATCH_FIELDS);
+  const key = p.string(body, 'key', true);
+  const prefix = p.boolean(body, 'prefix');
+  const fromRevision = p.integer(body, 'fromRevision', 0, false);
+  p.throwIfAny();
+  return { selector: { key: key as string, ...(prefix === true && { prefix }) },
+    fromRevision: fromRevision ?? 0 };
+}

@@ -10,26 +10,21 @@
  * (definitely not) or `unknown` (maybe: retry with the same clientId and sequence).
  *
  * Nothing a client sends is trusted: bodies are read within the limits of the ClientGuard,
- * validated strictly into typed requests (client-requests.ts), writes are checked against the
- * space quota before they are proposed, and watches against the watcher limits.
+ * then each call runs as on the multiplexed stream (client-calls.ts: validated strictly into
+ * typed requests, writes checked against the space quota before they are proposed), and
+ * watches are checked against the watcher limits.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NodeId } from '../core/ids.js';
-import {
-  validateKvWatchRequest,
-  type KvApplyResult, type KvErrorResult, type KvRangeResult,
-} from '../core/kv/index.js';
 import { CoordError, type CoordErrorCode } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
-import type {
-  ConsistentCore, KvWrite, LeaseOutcome, ReadOutcome, WriteOutcome,
-} from '../runtime/core/consistent-core.js';
+import type { ConsistentCore } from '../runtime/core/consistent-core.js';
+import {
+  checkWatch, runCall, watchRefusal, type CallName, type ClientCallsOptions,
+} from './client-calls.js';
 import { ClientGuard, Refusal } from './client-guard.js';
 import { CLIENT_LIMITS_DEFAULTS, type ClientLimits } from './client-limits.js';
-import {
-  decodeJsonBody, isWritePath, parseLeaseQuery, parseRange, parseWatchQuery, parseWrite,
-  type Body,
-} from './client-requests.js';
+import { decodeJsonBody, parseWatchQuery, type Body } from './client-requests.js';
 import { SpaceQuota } from './space-quota.js';
 import type { WatchHub, WatchSink } from './watch-hub.js';
 
@@ -119,9 +114,9 @@ async function route(o: HttpApiOptions, req: IncomingMessage, res: ServerRespons
       throw new CoordError('CONCLAVE_REQUEST_INVALID', `${path} takes no query parameters`);
     }
     if (path === '/metrics') return sendText(res, 200, await o.metrics());
-    if (path === '/v1/status') return sendJson(res, 200, o.status());
+    if (path === '/v1/status') return call(o, req, res, 'status', {});
     if (path === '/v1/watch') return watch(o, url, req, res);
-    return leaseList(o, req, res);
+    return call(o, req, res, 'lease-list', {});
   }
   if (POST_PATHS.has(path) || GET_PATHS.has(path)) {
     const allowed = POST_PATHS.has(path) ? 'POST' : 'GET';
@@ -149,97 +144,50 @@ async function post(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse
   const bytes = await o.guard.readBody(req, res);
   if (bytes === undefined) return; // the client went away mid-body
   const body: Body = decodeJsonBody(bytes);
-  if (isWritePath(path)) return write(o, req, res, parseWrite(path, body));
-  switch (path) {
-    case '/v1/kv/range':
-      return read(o, req, res, body);
-    case '/v1/lease/keepalive': {
-      const { leaseId } = parseLeaseQuery(body, false);
-      return leaseCall(o, req, res, (done) => o.core.keepAlive(leaseId, done));
-    }
-    case '/v1/lease/ttl': {
-      const { leaseId, keys } = parseLeaseQuery(body, true);
-      return leaseCall(o, req, res, (done) => o.core.timeToLive(leaseId, keys, done));
-    }
-    default:
-      return sendError(res, new CoordError('CONCLAVE_USAGE', `no route POST ${path}; see docs/api.md`), 'failed', 404);
+  const name = POST_CALLS[path];
+  if (name === undefined) {
+    return sendError(res, new CoordError('CONCLAVE_USAGE', `no route POST ${path}; see docs/api.md`), 'failed', 404);
   }
+  call(o, req, res, name, body);
 }
 
-function write(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, command: KvWrite): void {
-  if (redirectToLeader(o, req, res)) return;
-  const admitted = o.quota.admit(command);
-  if (admitted instanceof CoordError) return sendError(res, admitted, 'failed');
-  const timeout = timeoutAnswer(o, res);
-  o.core.write(command, (outcome: WriteOutcome) => {
-    clearTimeout(timeout);
-    admitted.release();
-    if (outcome.kind !== 'applied') return sendError(res, outcome.error, outcome.kind);
-    sendApplyResult(res, outcome.result);
+/** The call of each POST path (client-calls.ts runs it). */
+const POST_CALLS: Readonly<Record<string, CallName>> = {
+  '/v1/kv/put': 'put', '/v1/kv/delete': 'delete', '/v1/kv/txn': 'txn', '/v1/kv/range': 'range',
+  '/v1/kv/compact': 'compact', '/v1/lease/grant': 'lease-grant',
+  '/v1/lease/revoke': 'lease-revoke', '/v1/lease/keepalive': 'lease-keepalive',
+  '/v1/lease/ttl': 'lease-ttl',
+};
+
+/** Runs one call and answers it over HTTP. */
+function call(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, name: CallName,
+  body: Body): void {
+  runCall(callsOf(o), name, body, (answer) => {
+    if (answer.kind === 'ok') return sendJson(res, 200, answer.body);
+    if (answer.kind === 'error') return sendError(res, answer.error, answer.outcome);
+    redirect(res, req, answer.leaderId, answer.leaderUrl);
   });
 }
 
-/** A leader-only lease call: redirected by followers, answered after a confirmation. */
-function leaseCall<T>(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse,
-  call: (done: (outcome: LeaseOutcome<T>) => void) => void): void {
-  if (redirectToLeader(o, req, res)) return;
-  const timeout = timeoutAnswer(o, res, 'failed');
-  call((outcome) => {
-    clearTimeout(timeout);
-    if (outcome.kind === 'ok') return sendJson(res, 200, outcome.value);
-    sendError(res, outcome.error, 'failed');
-  });
-}
+const CALLS_OF = new WeakMap<HttpApiOptions, ClientCallsOptions>();
 
-function leaseList(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse): void {
-  leaseCall(o, req, res, (done) => o.core.listLeases((outcome) => done(outcome.kind === 'ok'
-    ? { kind: 'ok', value: { leases: outcome.value } } : outcome)));
-}
-
-function timeoutAnswer(o: HttpApiOptions, res: ServerResponse,
-  outcome: 'failed' | 'unknown' = 'unknown'): NodeJS.Timeout {
-  if (outcome === 'failed') {
-    // An unanswered keep-alive promises nothing: the client must not count on it.
-    return setTimeout(() => sendError(res, new CoordError('CONCLAVE_TIMEOUT',
-      `no leadership confirmation within ${o.requestTimeoutMs} ms`), 'failed'), o.requestTimeoutMs);
+function callsOf(o: HttpApiOptions): ClientCallsOptions {
+  let calls = CALLS_OF.get(o);
+  if (calls === undefined) {
+    calls = { core: o.core, quota: o.quota, clientUrlOf: o.clientUrlOf, status: o.status,
+      requestTimeoutMs: o.requestTimeoutMs };
+    CALLS_OF.set(o, calls);
   }
-  return setTimeout(() => {
-    sendError(res, new CoordError('CONCLAVE_TIMEOUT', `not committed within ${o.requestTimeoutMs} ms ` +
-      '(the cluster may have lost its leader or quorum); it may still apply: retry with the same clientId and sequence'), 'unknown');
-  }, o.requestTimeoutMs);
-}
-
-function read(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, body: Body): void {
-  const { request, consistency } = parseRange(body);
-  if (consistency === 'linearizable' && redirectToLeader(o, req, res)) return;
-  const timeout = timeoutAnswer(o, res);
-  o.core.read(request, consistency, (outcome: ReadOutcome) => {
-    clearTimeout(timeout);
-    if (outcome.kind === 'failed') return sendError(res, outcome.error, 'failed');
-    sendApplyResult(res, outcome.result);
-  });
+  return calls;
 }
 
 function watch(o: HttpApiOptions, url: URL, req: IncomingMessage, res: ServerResponse): void {
   const { selector, fromRevision } = parseWatchQuery(url.searchParams);
-  const problems = validateKvWatchRequest(Math.max(1, fromRevision), selector, undefined,
-    o.core.store.config);
-  if (problems.length > 0) {
-    throw new CoordError('CONCLAVE_REQUEST_INVALID',
-      problems.map((p) => `${p.field}: ${p.rule}`).join('; '));
-  }
+  checkWatch(o.core, selector, fromRevision);
   const connection = o.guard.state(req.socket);
   if (connection === undefined) return;
-  if (connection.watchers >= o.limits.connectionWatchersMax) {
-    return sendError(res, new CoordError('CONCLAVE_LIMIT_EXCEEDED', `this connection has the `
-      + `most watch streams one may open (${o.limits.connectionWatchersMax}, `
-      + '--max-connection-watchers)'), 'failed', 429);
-  }
-  if (o.watches.size >= o.limits.watchersMax) {
-    return sendError(res, new CoordError('CONCLAVE_LIMIT_EXCEEDED', `this member has the most `
-      + `watch streams it takes (${o.limits.watchersMax}, --max-watchers); retry later or on `
-      + 'another member'), 'failed');
-  }
+  const refusal = watchRefusal(o.limits, o.watches, connection);
+  if (refusal !== undefined) return sendError(res, refusal.error, 'failed', refusal.status);
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
   connection.watchers += 1;
   const handle = o.watches.watch(selector, fromRevision, responseSink(res));
@@ -273,49 +221,14 @@ function responseSink(res: ServerResponse): WatchSink {
   };
 }
 
-function redirectToLeader(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse): boolean {
-  const status = o.core.status();
-  if (status.role === 'leader') return false;
-  const leaderUrl = status.leaderId === undefined ? undefined : o.clientUrlOf(status.leaderId);
-  if (leaderUrl === undefined) {
-    sendError(res, new CoordError('CONCLAVE_NO_QUORUM', `${o.core.id} knows no leader (term ${status.term}); ` +
-      'the cluster may have lost its majority'), 'failed');
-    return true;
-  }
+function redirect(res: ServerResponse, req: IncomingMessage, leaderId: NodeId,
+  leaderUrl: string): void {
+  if (res.headersSent || res.writableEnded) return;
   res.writeHead(307, { location: `${leaderUrl}${req.url ?? ''}`, 'content-type': 'application/json' });
   res.end(JSON.stringify({
-    error: { code: 'CONCLAVE_NOT_LEADER', message: `not the leader; the leader is ${status.leaderId}`,
-      outcome: 'failed', leaderId: status.leaderId, leaderUrl },
+    error: { code: 'CONCLAVE_NOT_LEADER', message: `not the leader; the leader is ${leaderId}`,
+      outcome: 'failed', leaderId, leaderUrl },
   }));
-  return true;
-}
-
-function sendApplyResult(res: ServerResponse, result: KvApplyResult | KvRangeResult | KvErrorResult): void {
-  if (result.kind !== 'error') return sendJson(res, 200, result);
-  const error = result.error;
-  switch (error.code) {
-    case 'compacted':
-      return sendError(res, new CoordError('CONCLAVE_KV_COMPACTED', `revision compacted; the oldest kept is after ${error.compactRevision}`), 'failed');
-    case 'future-revision':
-      return sendError(res, new CoordError('CONCLAVE_KV_FUTURE_REVISION', `revision ${error.revision} is beyond the current ${error.currentRevision}`), 'failed');
-    case 'duplicate-stale':
-      return sendError(res, new CoordError('CONCLAVE_DUPLICATE_STALE', `sequence ${error.sequence} of ${error.clientId} is older than ${error.sequenceApplied}, already applied`), 'failed');
-    case 'idempotency-mismatch':
-      return sendError(res, new CoordError('CONCLAVE_IDEMPOTENCY_MISMATCH', `sequence `
-        + `${error.sequence} of client ${error.clientId} was applied to another request; this `
-        + 'one was not applied: use the next sequence for a new request'), 'failed');
-    case 'invalid':
-      return sendError(res, new CoordError('CONCLAVE_REQUEST_INVALID', error.problems.map((p) => `${p.field}: ${p.rule}`).join('; ')), 'failed');
-    case 'bad-command':
-      return sendError(res, new CoordError('CONCLAVE_PROTOCOL', error.reason), 'failed');
-    case 'lease-not-found':
-      return sendError(res, new CoordError('CONCLAVE_LEASE_EXPIRED', `lease ${error.leaseId} `
-        + 'does not exist: it expired, was revoked or was never granted'), 'failed');
-    case 'lease-limit':
-      return sendError(res, new CoordError('CONCLAVE_REQUEST_INVALID', 'the cluster already '
-        + `holds its maximum of ${error.leasesMax} leases (leasesMax); revoke some first`),
-      'failed');
-  }
 }
 
 /** A refusal at the door: answered, then the connection is closed (its sender may go on). */

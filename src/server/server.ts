@@ -38,6 +38,7 @@ import {
   COMMAND_ENCODING_SLACK_BYTES, REQUEST_BYTES_CEILING, type ClientLimits,
 } from './client-limits.js';
 import { createHttpApi, GET_PATHS, POST_PATHS } from './http-api.js';
+import { ClientStreamHub } from './client-stream.js';
 import { LeaseStreamHub } from './lease-stream.js';
 import { openMemberData } from './member-data.js';
 import { ServerMetrics } from './metrics.js';
@@ -251,13 +252,21 @@ export async function startServer(config: ServerConfig, logger: Logger,
   };
   feed = eventFeedOf(core, clock, random, config.heartbeatMs);
   const feedTimers = startEventFeedTimers(feed);
-  leaseStreams = new LeaseStreamHub({ core: timedKeepAlives(servedKeepAlives(core, feed, clock),
-    clock, metrics), clientUrlOf,
+  const keepAlives = timedKeepAlives(servedKeepAlives(core, feed, clock), clock, metrics);
+  leaseStreams = new LeaseStreamHub({ core: keepAlives, clientUrlOf,
     logger: logger.child({ component: 'lease-stream' }) });
   const hub = watches;
+  const requestTimeoutMs = 4 * config.electionTimeoutMs;
+  const status = (): unknown => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms,
+    version: CONCLAVE_VERSION, uptimeMs: Math.round(performance.now() - startedAtMs),
+    dataSizeBytes: directorySizeBytes(data.directory),
+    keyspaceBytes: core.store.keyspaceBytes });
+  const clientStreams = new ClientStreamHub({ watches: hub, guard, limits,
+    logger: logger.child({ component: 'client-stream' }),
+    calls: { core, quota, clientUrlOf, status, requestTimeoutMs,
+      keepAlive: (leaseId, done) => keepAlives.keepAlive(leaseId, done) } });
   const api = createHttpApi({
-    core, watches: hub, guard, quota, limits, clientUrlOf, logger,
-    requestTimeoutMs: 4 * config.electionTimeoutMs,
+    core, watches: hub, guard, quota, limits, clientUrlOf, logger, requestTimeoutMs,
     metrics: () => metrics.render(core.status(), {
       ...gaugesOf(core, hub, guard, quota, limits), leases: core.store.leaseCount,
       lease_streams: leaseStreams?.size ?? 0 },
@@ -265,10 +274,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
         help: 'Peer connections refused before they became links, by reason (docs/security.md).',
         values: transport.metrics().handshakesRefusedByReason }],
       transport.metrics().invalidMessages),
-    status: () => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms,
-      version: CONCLAVE_VERSION, uptimeMs: Math.round(performance.now() - startedAtMs),
-      dataSizeBytes: directorySizeBytes(data.directory),
-      keyspaceBytes: core.store.keyspaceBytes }),
+    status,
   });
   const extra = hooks.addOn?.({ core, feed, config, logger,
     clientUrls: clientUrlsOf(config, clientUrlOf),
@@ -289,6 +295,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
     // A connection refused at the connection limit gets no stream either (lease or dashboard).
     if (guard.state(req.socket) === undefined) return void socket.destroy();
     if (extra?.handleUpgrade(req, socket, head) === true) return;
+    if (clientStreams.handleUpgrade(req, socket, head)) return;
     if (leaseStreams?.handleUpgrade(req, socket, head) !== true) socket.destroy();
   });
   let closing: Promise<void> | undefined;
@@ -301,6 +308,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
       extra?.close();
       watches?.closeAll();
       leaseStreams?.closeAll('server stopping');
+      clientStreams.closeAll('server stopping');
       core.stop();
       rejections.stop();
       transport.close();

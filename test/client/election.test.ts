@@ -18,6 +18,7 @@ import { CoordError } from '../../src/errors.js';
 import { LeaseFakeCluster } from './lease-fake-cluster.js';
 import { until, rejection } from '../support/conditions.js';
 import { deadlineMs, patienceMs } from '../support/deadlines.js';
+import { TRANSPORT } from './transport-under-test.js';
 
 // A 600 ms margin: the stall watch's threshold. Above the event-loop lag of a loaded shared
 // test machine (timers 300+ ms late were seen at load 13 on 2 cores), below the busy loop the
@@ -34,7 +35,7 @@ let cluster: LeaseFakeCluster;
 const clients: ConclaveClient[] = [];
 
 function client(): ConclaveClient {
-  const c = connect({ ...FAST, endpoints: cluster.endpoints });
+  const c = connect({ ...FAST, transport: TRANSPORT, endpoints: cluster.endpoints });
   clients.push(c);
   return c;
 }

@@ -18,6 +18,7 @@ import type {
   ConsistentCore, KvWrite, ReadOutcome, WriteOutcome,
 } from '../../src/runtime/core/consistent-core.js';
 import { CLIENT_LIMITS_DEFAULTS } from '../../src/server/client-limits.js';
+import { ClientStreamHub, type StreamFault } from '../../src/server/client-stream.js';
 import { clientDoor, createHttpApi } from '../../src/server/http-api.js';
 import { WatchHub } from '../../src/server/watch-hub.js';
 
@@ -40,6 +41,7 @@ export class FakeNode {
   readonly requests: string[] = [];
   readonly hub: WatchHub;
   private server: Server | undefined;
+  private streams: ClientStreamHub | undefined;
   private portValue = 0;
 
   constructor(readonly id: NodeId, private readonly cluster: FakeCluster) {
@@ -65,13 +67,24 @@ export class FakeNode {
   /** Listens (again, on the same port after `down()`); does nothing when already up. */
   async up(): Promise<void> {
     if (this.server !== undefined) return;
+    const core = this.core();
+    const door = clientDoor(core);
+    const clientUrlOf = (id: NodeId): string | undefined =>
+      this.cluster.nodes.find((n) => n.id === id)?.url;
+    const status = (): unknown => this.cluster.statusOf(this);
     const api = createHttpApi({
-      core: this.core(), watches: this.hub, logger: SILENT_LOGGER, ...clientDoor(this.core()),
-      requestTimeoutMs: 5000,
-      clientUrlOf: (id) => this.cluster.nodes.find((n) => n.id === id)?.url,
-      metrics: () => '', status: () => this.cluster.statusOf(this),
+      core, watches: this.hub, logger: SILENT_LOGGER, ...door, requestTimeoutMs: 5000,
+      clientUrlOf, metrics: () => '', status,
     });
+    this.streams = new ClientStreamHub({ watches: this.hub, guard: door.guard,
+      limits: door.limits, logger: SILENT_LOGGER,
+      calls: { core, quota: door.quota, clientUrlOf, status, requestTimeoutMs: 5000 },
+      intercept: (op, body) => this.intercept(op, body) });
+    const streams = this.streams;
     const server = createServer((req, res) => this.handle(api, req, res));
+    server.on('upgrade', (req, socket, head) => {
+      if (!streams.handleUpgrade(req, socket, head)) socket.destroy();
+    });
     await new Promise<void>((resolve) => server.listen(this.portValue, '127.0.0.1', resolve));
     this.portValue = (server.address() as AddressInfo).port;
     this.server = server;
@@ -83,6 +96,7 @@ export class FakeNode {
     if (server === undefined) return;
     this.server = undefined;
     this.hub.closeAll();
+    this.streams?.closeAll('down');
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
@@ -105,6 +119,21 @@ export class FakeNode {
       cutWatchAfter(res, fault.messages);
     }
     api(req, res);
+  }
+
+  /**
+   * A stream request, recorded as the HTTP request it stands for (`POST /v1/kv/put`), with
+   * the HTTP faults queued for that path applied to it the stream's way.
+   */
+  private intercept(op: string, body: Readonly<Record<string, unknown>>):
+    StreamFault | undefined {
+    const path = httpPathOf(op, body);
+    this.requests.push(path);
+    const at = this.faults.findIndex((f) => path.split(' ')[1]?.startsWith(f.path));
+    const fault = at >= 0 ? this.faults.splice(at, 1)[0] : undefined;
+    if (fault === undefined) return undefined;
+    if (fault.action === 'cut-watch') return { action: 'cut-watch', messages: fault.messages };
+    return { action: fault.action === 'hang' ? 'hang' : 'drop' };
   }
 
   /** The parts of ConsistentCore the HTTP API and the watch hub use. */
@@ -142,6 +171,20 @@ export class FakeNode {
     };
     return fake as unknown as ConsistentCore;
   }
+}
+
+/** The HTTP request (method and path) a stream request stands for. */
+export function httpPathOf(op: string, body: Readonly<Record<string, unknown>>): string {
+  if (op === 'watch') {
+    const query = new URLSearchParams({ key: String(body['key']),
+      fromRevision: String(body['fromRevision'] ?? 0) });
+    if (body['prefix'] === true) query.set('prefix', 'true');
+    return `GET /v1/watch?${query.toString()}`;
+  }
+  if (op === 'status') return 'GET /v1/status';
+  if (op === 'lease-list') return 'GET /v1/lease/list';
+  if (op.startsWith('lease-')) return `POST /v1/lease/${op.slice('lease-'.length)}`;
+  return `POST /v1/kv/${op}`;
 }
 
 /** Makes a watch response write `messages` event messages, then half a line, then drop. */

@@ -28,7 +28,7 @@ const FETCH_BLOCKED_PORTS = [6000, 6566, 6665, 6666, 6667, 6668, 6669, 6697, 100
 const clients: ConclaveClient[] = [];
 
 function client(options: ConnectOptions): ConclaveClient {
-  const c = connect({ ...FAST, ...options });
+  const c = connect({ ...FAST, transport: 'http', ...options });
   clients.push(c);
   return c;
 }

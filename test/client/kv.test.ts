@@ -12,6 +12,7 @@ import { CoordError } from '../../src/errors.js';
 import { FakeCluster } from './fake-cluster.js';
 import { until, rejection } from '../support/conditions.js';
 import { deadlineMs, patienceMs } from '../support/deadlines.js';
+import { TRANSPORT } from './transport-under-test.js';
 
 const FAST: Omit<ConnectOptions, 'endpoints'> = {
   requestTimeoutMs: patienceMs(300), retryDeadlineMs: deadlineMs(800), backoffMsMin: 1,
@@ -22,7 +23,7 @@ let cluster: FakeCluster;
 const clients: ConclaveClient[] = [];
 
 function client(endpoints: string[], options: Partial<ConnectOptions> = {}): ConclaveClient {
-  const c = connect({ ...FAST, ...options, endpoints });
+  const c = connect({ ...FAST, transport: TRANSPORT, ...options, endpoints });
   clients.push(c);
   return c;
 }
@@ -278,7 +279,7 @@ describe('client: outcomes and retries', () => {
 describe('client: concurrency', () => {
   test('concurrent writes use writesInflightMax ids at most, one in flight each', async () => {
     const slow = await FakeCluster.start({ nodes: 1, applyDelayMs: 2 });
-    const c = connect({ ...FAST, endpoints: slow.endpoints, writesInflightMax: 4 });
+    const c = connect({ ...FAST, transport: TRANSPORT, endpoints: slow.endpoints, writesInflightMax: 4 });
     try {
       const results = await Promise.all(Array.from({ length: 40 },
         (_, i) => c.kv.put(`con/${i}`, String(i))));

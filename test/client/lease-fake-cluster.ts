@@ -28,6 +28,8 @@ import type {
 } from '../../src/runtime/core/consistent-core.js';
 import { CLIENT_LIMITS_DEFAULTS } from '../../src/server/client-limits.js';
 import { clientDoor, createHttpApi } from '../../src/server/http-api.js';
+import { ClientStreamHub } from '../../src/server/client-stream.js';
+import { httpPathOf } from './fake-cluster.js';
 import { LeaseStreamHub } from '../../src/server/lease-stream.js';
 import { WatchHub } from '../../src/server/watch-hub.js';
 
@@ -47,6 +49,7 @@ interface FakeLeaseNode {
   readonly id: NodeId;
   readonly server: Server;
   readonly streams: LeaseStreamHub;
+  readonly clientStreams: ClientStreamHub;
   readonly watches: WatchHub;
   url: string;
   endpoint: string;
@@ -106,6 +109,7 @@ export class LeaseFakeCluster {
     this.tracker.stop();
     for (const node of this.nodes) {
       node.streams.closeAll('stopping');
+      node.clientStreams.closeAll('stopping');
       node.watches.closeAll();
       node.server.closeAllConnections();
       await new Promise<void>((resolve) => node.server.close(() => resolve()));
@@ -128,8 +132,13 @@ export class LeaseFakeCluster {
     const clientUrlOf = (other: NodeId): string | undefined =>
       this.nodes.find((n) => n.id === other)?.url;
     const watches = new WatchHub(core.store, CLIENT_LIMITS_DEFAULTS);
+    const door = clientDoor(core);
     const api = createHttpApi({ core, watches, clientUrlOf, logger: SILENT_LOGGER,
-      ...clientDoor(core), requestTimeoutMs: 2000, metrics: () => '', status: () => ({}) });
+      ...door, requestTimeoutMs: 2000, metrics: () => '', status: () => ({}) });
+    const clientStreams = new ClientStreamHub({ watches, guard: door.guard, limits: door.limits,
+      logger: SILENT_LOGGER, calls: { core, quota: door.quota, clientUrlOf,
+        status: () => ({}), requestTimeoutMs: 2000 },
+      intercept: (op, body) => void this.requests.push(httpPathOf(op, body)) });
     const handler = (req: IncomingMessage, res: ServerResponse): void => {
       this.requests.push(`${req.method ?? '?'} ${req.url ?? '/'}`);
       api(req, res);
@@ -141,12 +150,13 @@ export class LeaseFakeCluster {
       }, handler);
     const streams = new LeaseStreamHub({ core, clientUrlOf, logger: SILENT_LOGGER });
     server.on('upgrade', (req, socket, head) => {
+      if (clientStreams.handleUpgrade(req, socket, head)) return;
       if (!streams.handleUpgrade(req, socket, head)) socket.destroy();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
     const scheme = tls === undefined ? 'http' : 'https';
-    this.nodes.push({ id, server, streams, watches, url: `${scheme}://127.0.0.1:${port}`,
+    this.nodes.push({ id, server, streams, clientStreams, watches, url: `${scheme}://127.0.0.1:${port}`,
       endpoint: `127.0.0.1:${port}` });
   }
 

@@ -15,6 +15,7 @@ import { CoordError } from '../../src/errors.js';
 import { FAKE_TIMING, LeaseFakeCluster } from './lease-fake-cluster.js';
 import { until, rejection } from '../support/conditions.js';
 import { deadlineMs, patienceMs } from '../support/deadlines.js';
+import { TRANSPORT } from './transport-under-test.js';
 
 // A 1 s margin (the stall watch's threshold): above a loaded machine's event-loop lag.
 const FAST: Omit<ConnectOptions, 'endpoints'> = {
@@ -29,7 +30,7 @@ let cluster: LeaseFakeCluster;
 const clients: ConclaveClient[] = [];
 
 function client(options: Partial<ConnectOptions> = {}): ConclaveClient {
-  const c = connect({ ...FAST, ...options, endpoints: cluster.endpoints });
+  const c = connect({ ...FAST, transport: TRANSPORT, ...options, endpoints: cluster.endpoints });
   clients.push(c);
   return c;
 }
@@ -119,7 +120,7 @@ describe('client: leases', () => {
   });
 
   test('time-to-live, keep-alive once and list answer from the leader, via any member', async () => {
-    const c = connect({ ...FAST, endpoints: [cluster.nodes[2]?.endpoint ?? ''] });
+    const c = connect({ ...FAST, transport: TRANSPORT, endpoints: [cluster.nodes[2]?.endpoint ?? ''] });
     clients.push(c);
     const lease = await c.grantLease({ ttlMs: TTL_MS, autoKeepAlive: false });
     await c.kv.put('svc/d', '1', { lease: lease.id });

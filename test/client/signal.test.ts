@@ -15,6 +15,7 @@ import {
 import { FakeCluster } from './fake-cluster.js';
 import { LeaseFakeCluster } from './lease-fake-cluster.js';
 import { rejection, until } from '../support/conditions.js';
+import { TRANSPORT } from './transport-under-test.js';
 
 const FAST: Omit<ConnectOptions, 'endpoints'> = {
   requestTimeoutMs: 30_000, retryDeadlineMs: 60_000, backoffMsMin: 1, backoffMsMax: 20,
@@ -23,7 +24,7 @@ const FAST: Omit<ConnectOptions, 'endpoints'> = {
 const clients: ConclaveClient[] = [];
 
 function client(endpoints: string[], options: Partial<ConnectOptions> = {}): ConclaveClient {
-  const c = connect({ ...FAST, ...options, endpoints });
+  const c = connect({ ...FAST, transport: TRANSPORT, ...options, endpoints });
   clients.push(c);
   return c;
 }

@@ -10,6 +10,7 @@ import { mergeStatus } from '../../src/client/status.js';
 import { CoordError } from '../../src/errors.js';
 import { FakeCluster } from './fake-cluster.js';
 import { patienceMs } from '../support/deadlines.js';
+import { TRANSPORT } from './transport-under-test.js';
 
 // Sized for a loaded machine (test/support/deadlines.ts).
 const FAST = { requestTimeoutMs: patienceMs(500), retryDeadlineMs: patienceMs(500),
@@ -18,7 +19,7 @@ const FAST = { requestTimeoutMs: patienceMs(500), retryDeadlineMs: patienceMs(50
 describe('client: status', () => {
   test('names the leader, term and commit index, and each member\'s role and health', async () => {
     const fake = await FakeCluster.start({ nodes: 3 });
-    const c = connect({ ...FAST, endpoints: fake.endpoints });
+    const c = connect({ ...FAST, transport: TRANSPORT, endpoints: fake.endpoints });
     try {
       await c.kv.put('s/k', 'v');
       await fake.node('n3').down();
@@ -41,7 +42,7 @@ describe('client: status', () => {
 
   test('asks members named by others but missing from the endpoint list', async () => {
     const fake = await FakeCluster.start({ nodes: 3 });
-    const c = connect({ ...FAST, endpoints: [fake.node('n2').endpoint] });
+    const c = connect({ ...FAST, transport: TRANSPORT, endpoints: [fake.node('n2').endpoint] });
     try {
       const status = await c.status();
       assert.deepEqual(status.members.map((m) => m.health), ['up', 'up', 'up']);
@@ -55,7 +56,7 @@ describe('client: status', () => {
   test('no endpoint answering is CONCLAVE_UNAVAILABLE', async () => {
     const fake = await FakeCluster.start({ nodes: 2 });
     await fake.stop();
-    const c = connect({ ...FAST, endpoints: fake.endpoints });
+    const c = connect({ ...FAST, transport: TRANSPORT, endpoints: fake.endpoints });
     await assert.rejects(c.status(), (e: CoordError) => e.code === 'CONCLAVE_UNAVAILABLE');
     c.close();
   });

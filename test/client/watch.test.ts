@@ -10,12 +10,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, test } from 'node:test';
 import {
-  connect, type ConclaveClient, type ConnectOptions, type KvEvent,
+  connect, type ConclaveClient, type ConnectOptions, type TransportOption, type KvEvent,
 } from '../../src/client/index.js';
 import { CoordError } from '../../src/errors.js';
 import { FakeCluster } from './fake-cluster.js';
 import { until } from '../support/conditions.js';
 import { deadlineMs, patienceMs } from '../support/deadlines.js';
+import { TRANSPORT } from './transport-under-test.js';
 
 // Sized for a loaded machine (test/support/deadlines.ts).
 const FAST: Omit<ConnectOptions, 'endpoints'> = {
@@ -34,8 +35,9 @@ async function cluster(nodes = 3): Promise<FakeCluster> {
   return c;
 }
 
-function client(endpoints: string[], options: Partial<ConnectOptions> = {}): ConclaveClient {
-  const c = connect({ ...FAST, ...options, endpoints });
+function client(endpoints: string[], options: Partial<ConnectOptions & TransportOption> = {}):
+  ConclaveClient {
+  const c = connect({ ...FAST, transport: TRANSPORT, ...options, endpoints });
   cleanups.push(() => c.close());
   return c;
 }
@@ -187,7 +189,9 @@ describe('client: watch', () => {
       server.closeAllConnections();
       server.close(() => resolve());
     }));
-    const c = client([`127.0.0.1:${(server.address() as AddressInfo).port}`]);
+    // A hand-written HTTP watch server: this test is about the HTTP transport.
+    const c = client([`127.0.0.1:${(server.address() as AddressInfo).port}`],
+      { transport: 'http' });
     const it = c.watch({ key: 'k' }, { fromRevision: 2 })[Symbol.asyncIterator]();
     assert.deepEqual((await take(it, 3)).map((e) => e.kv.modRevision), [2, 3, 4]);
     assert.deepEqual(asked, ['2', '4']);
@@ -215,7 +219,9 @@ describe('client: watch', () => {
       server.closeAllConnections();
       server.close(() => resolve());
     }));
-    const c = client([`127.0.0.1:${(server.address() as AddressInfo).port}`]);
+    // A hand-written HTTP watch server: this test is about the HTTP transport.
+    const c = client([`127.0.0.1:${(server.address() as AddressInfo).port}`],
+      { transport: 'http' });
     const watch = c.watch({ key: 'k' }, { fromRevision: 2 });
     const it = watch[Symbol.asyncIterator]();
     assert.deepEqual((await take(it, 2)).map((e) => e.kv.modRevision), [2, 7]);

@@ -166,7 +166,9 @@ describe('server: client limits (real processes)', { skip: NOT_BUILT }, () => {
       const leader = await cluster.waitForLeader(DEADLINE_MS);
       const follower = cluster.members.find((m) => m !== leader) as RealMember;
       const canceledBefore = await metric(follower, 'conclave_watchers_canceled_slow');
-      const client = connect({ endpoints: [cluster.endpoint(follower)] });
+      // The HTTP watch path: its client stops reading a stalled watch, so the member sees it
+      // slow (over the stream the client cuts a stalled watch itself: stream-client-transport.ts).
+      const client = connect({ endpoints: [cluster.endpoint(follower)], transport: 'http' });
       const start = Number((await request(follower, 'GET', '/v1/status')).body['revision']) + 1;
       const watch = client.watch({ prefix: 'sw/' }, { fromRevision: start });
       const iterator = watch[Symbol.asyncIterator]();
