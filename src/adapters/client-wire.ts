@@ -54,6 +54,7 @@ const KNOWN_CODES: Readonly<Record<CoordErrorCode, true>> = {
   CONCLAVE_STORAGE_IO: true, CONCLAVE_OVERLOADED: true, CONCLAVE_WAL_RECORDS_LOST: true,
   CONCLAVE_DATA_DIR_FOREIGN: true, CONCLAVE_DATA_DIR_INSECURE: true,
   CONCLAVE_IDEMPOTENCY_MISMATCH: true, CONCLAVE_QUOTA_EXCEEDED: true, CONCLAVE_LIMIT_EXCEEDED: true,
+  CONCLAVE_RELEASED: true,
 };
 
 /** A code as a member wrote it, if the client knows it. */

@@ -65,8 +65,8 @@ export {
 } from './lease.js';
 export { Lock, type LockOptions } from './lock.js';
 export {
-  Holding, LeadershipLostError, RecipeAbortedError, RECIPE_TTL_MS_DEFAULT, STALL_TICK_INTERVAL_MS,
-  type LeadershipLossReason,
+  Holding, HoldingEndedError, HoldingReleasedError, LeadershipLostError, RecipeAbortedError,
+  RECIPE_TTL_MS_DEFAULT, STALL_TICK_INTERVAL_MS, type LeadershipLossReason,
 } from './recipe-driver.js';
 export {
   Watch, WatchCompactedError, type WatchOptions, type WatchSelector,
