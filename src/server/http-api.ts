@@ -31,6 +31,9 @@ import {
   type Body,
 } from './client-requests.js';
 import { SpaceQuota } from './space-quota.js';
+import {
+  leaderlessAnswer, requestDeadline, type LeaderlessAnswer, type WaitingKind,
+} from './request-verdicts.js';
 import type { WatchHub, WatchSink } from './watch-hub.js';
 
 export interface HttpApiOptions {
@@ -51,6 +54,11 @@ export interface HttpApiOptions {
    * ride out one election, short enough that a deposed leader's clients hear back.
    */
   readonly requestTimeoutMs: number;
+  /**
+   * What a member that knows no leader answers (request-verdicts.ts). Default: judged with
+   * the longest election timeout taken as requestTimeoutMs / 2 (the server's relation).
+   */
+  readonly leaderless?: LeaderlessAnswer;
 }
 
 /** The door of `createHttpApi` with `limits` (default: CLIENT_LIMITS_DEFAULTS) over `core`. */
@@ -67,6 +75,8 @@ const HTTP_STATUS: Readonly<Partial<Record<CoordErrorCode, number>>> = {
   CONCLAVE_PROTOCOL: 400,
   CONCLAVE_NOT_LEADER: 503,
   CONCLAVE_NO_QUORUM: 503,
+  CONCLAVE_NO_LEADER: 503,
+  CONCLAVE_DEADLINE_EXCEEDED: 504,
   CONCLAVE_UNAVAILABLE: 503,
   CONCLAVE_OVERLOADED: 429,
   CONCLAVE_LIMIT_EXCEEDED: 503,
@@ -85,7 +95,9 @@ const HTTP_STATUS: Readonly<Partial<Record<CoordErrorCode, number>>> = {
  */
 const WATCH_END_GRACE_MS = 5000;
 
-export function createHttpApi(options: HttpApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function createHttpApi(given: HttpApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const options: HttpApiOptions = { ...given,
+    leaderless: given.leaderless ?? leaderlessAnswer(given.core, given.requestTimeoutMs / 2) };
   return (req, res) => {
     // A connection refused at the door was answered already; what it sends is ignored.
     if (options.guard.state(req.socket) === undefined) return void res.destroy();
@@ -167,9 +179,12 @@ async function post(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse
 
 function write(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, command: KvWrite): void {
   if (redirectToLeader(o, req, res)) return;
+  const timeout = timeoutAnswer(o, req, res, 'write');
   const admitted = o.quota.admit(command);
-  if (admitted instanceof CoordError) return sendError(res, admitted, 'failed');
-  const timeout = timeoutAnswer(o, res);
+  if (admitted instanceof CoordError) {
+    clearTimeout(timeout);
+    return sendError(res, admitted, 'failed');
+  }
   o.core.write(command, (outcome: WriteOutcome) => {
     clearTimeout(timeout);
     admitted.release();
@@ -182,7 +197,7 @@ function write(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, com
 function leaseCall<T>(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse,
   call: (done: (outcome: LeaseOutcome<T>) => void) => void): void {
   if (redirectToLeader(o, req, res)) return;
-  const timeout = timeoutAnswer(o, res, 'failed');
+  const timeout = timeoutAnswer(o, req, res, 'lease');
   call((outcome) => {
     clearTimeout(timeout);
     if (outcome.kind === 'ok') return sendJson(res, 200, outcome.value);
@@ -195,23 +210,22 @@ function leaseList(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse)
     ? { kind: 'ok', value: { leases: outcome.value } } : outcome)));
 }
 
-function timeoutAnswer(o: HttpApiOptions, res: ServerResponse,
-  outcome: 'failed' | 'unknown' = 'unknown'): NodeJS.Timeout {
-  if (outcome === 'failed') {
-    // An unanswered keep-alive promises nothing: the client must not count on it.
-    return setTimeout(() => sendError(res, new CoordError('CONCLAVE_TIMEOUT',
-      `no leadership confirmation within ${o.requestTimeoutMs} ms`), 'failed'), o.requestTimeoutMs);
-  }
-  return setTimeout(() => {
-    sendError(res, new CoordError('CONCLAVE_TIMEOUT', `not committed within ${o.requestTimeoutMs} ms ` +
-      '(the cluster may have lost its leader or quorum); it may still apply: retry with the same clientId and sequence'), 'unknown');
-  }, o.requestTimeoutMs);
+/**
+ * Answers at the request's deadline (the client's `conclave-timeout`, or the server's own):
+ * `unknown` for a write that may still apply, `failed` for a read and for lease calls (an
+ * unanswered keep-alive promises nothing: the client must not count on it). Throws on a
+ * malformed header.
+ */
+function timeoutAnswer(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse,
+  kind: WaitingKind): NodeJS.Timeout {
+  const deadline = requestDeadline(req, o.requestTimeoutMs, kind);
+  return setTimeout(() => sendError(res, deadline.error, deadline.error.outcome), deadline.ms);
 }
 
 function read(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, body: Body): void {
   const { request, consistency } = parseRange(body);
   if (consistency === 'linearizable' && redirectToLeader(o, req, res)) return;
-  const timeout = timeoutAnswer(o, res);
+  const timeout = timeoutAnswer(o, req, res, 'read');
   o.core.read(request, consistency, (outcome: ReadOutcome) => {
     clearTimeout(timeout);
     if (outcome.kind === 'failed') return sendError(res, outcome.error, 'failed');
@@ -277,8 +291,7 @@ function redirectToLeader(o: HttpApiOptions, req: IncomingMessage, res: ServerRe
   if (status.role === 'leader') return false;
   const leaderUrl = status.leaderId === undefined ? undefined : o.clientUrlOf(status.leaderId);
   if (leaderUrl === undefined) {
-    sendError(res, new CoordError('CONCLAVE_NO_QUORUM', `${o.core.id} knows no leader (term ${status.term}); ` +
-      'the cluster may have lost its majority'), 'failed');
+    sendError(res, o.leaderless!(), 'failed');
     return true;
   }
   res.writeHead(307, { location: `${leaderUrl}${req.url ?? ''}`, 'content-type': 'application/json' });

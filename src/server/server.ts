@@ -34,6 +34,7 @@ import {
 } from './event-feed-wiring.js';
 import type { EventFeed } from './event-feed.js';
 import { ClientGuard } from './client-guard.js';
+import { leaderlessAnswer } from './request-verdicts.js';
 import {
   COMMAND_ENCODING_SLACK_BYTES, REQUEST_BYTES_CEILING, type ClientLimits,
 } from './client-limits.js';
@@ -242,12 +243,14 @@ export async function startServer(config: ServerConfig, logger: Logger,
   };
   feed = eventFeedOf(core, clock, random, config.heartbeatMs);
   const feedTimers = startEventFeedTimers(feed);
+  // One judge of "no leader" for every path (request-verdicts.ts).
+  const leaderless = leaderlessAnswer(core, 2 * config.electionTimeoutMs);
   leaseStreams = new LeaseStreamHub({ core: servedKeepAlives(core, feed, clock), clientUrlOf,
-    logger: logger.child({ component: 'lease-stream' }) });
+    leaderless, logger: logger.child({ component: 'lease-stream' }) });
   const hub = watches;
   const api = createHttpApi({
     core, watches: hub, guard, quota, limits, clientUrlOf, logger,
-    requestTimeoutMs: 4 * config.electionTimeoutMs,
+    requestTimeoutMs: 4 * config.electionTimeoutMs, leaderless,
     metrics: () => metrics.render(core.status(), gaugesOf(core, hub, guard, quota, limits),
       [{ name: 'conclave_peer_handshakes_refused_total', label: 'reason',
         help: 'Peer connections refused before they became links, by reason (docs/security.md).',

@@ -18,6 +18,7 @@ import type {
   ConsistentCore, KvWrite, ReadOutcome, WriteOutcome,
 } from '../../src/runtime/core/consistent-core.js';
 import { CLIENT_LIMITS_DEFAULTS } from '../../src/server/client-limits.js';
+import { leaderlessError } from '../../src/runtime/core/leaderless.js';
 import { clientDoor, createHttpApi } from '../../src/server/http-api.js';
 import { WatchHub } from '../../src/server/watch-hub.js';
 
@@ -67,7 +68,10 @@ export class FakeNode {
     if (this.server !== undefined) return;
     const api = createHttpApi({
       core: this.core(), watches: this.hub, logger: SILENT_LOGGER, ...clientDoor(this.core()),
-      requestTimeoutMs: 5000,
+      requestTimeoutMs: this.cluster.requestTimeoutMs,
+      leaderless: () => leaderlessError({ memberId: this.id, term: this.cluster.term,
+        leaderContactAgeMs: this.cluster.leaderContactAgeMs, upMs: Infinity,
+        electionWindowMs: 7_500 }),
       clientUrlOf: (id) => this.cluster.nodes.find((n) => n.id === id)?.url,
       metrics: () => '', status: () => this.cluster.statusOf(this),
     });
@@ -183,6 +187,13 @@ export class FakeCluster {
   leaderId: NodeId | undefined;
   /** When false, followers know no leader and answer NO_QUORUM instead of redirecting. */
   leaderKnown = true;
+  /**
+   * What a leaderless member says it knows: since when it heard from a leader (ms). Default:
+   * never, so NO_QUORUM; at most 7 500 (the fake's election window): NO_LEADER.
+   */
+  leaderContactAgeMs = Infinity;
+  /** The members' own request timeout (HttpApiOptions.requestTimeoutMs). Unit: ms. */
+  requestTimeoutMs = 5000;
   term = 1;
   /** Client ids with a write in flight in the fake core, and every violation seen. */
   readonly inflight = new Set<string>();

@@ -29,6 +29,7 @@ import type {
 import { CLIENT_LIMITS_DEFAULTS } from '../../src/server/client-limits.js';
 import { clientDoor, createHttpApi } from '../../src/server/http-api.js';
 import { LeaseStreamHub } from '../../src/server/lease-stream.js';
+import { leaderlessAnswer } from '../../src/server/request-verdicts.js';
 import { WatchHub } from '../../src/server/watch-hub.js';
 
 /** Fast timing: a 30 ms election timeout makes the TTL minimum 93 ms. */
@@ -139,7 +140,8 @@ export class LeaseFakeCluster {
         ...(tls.ca === undefined ? {} : { ca: tls.ca }),
         ...(tls.requestCert === true ? { requestCert: true, rejectUnauthorized: true } : {}),
       }, handler);
-    const streams = new LeaseStreamHub({ core, clientUrlOf, logger: SILENT_LOGGER });
+    const streams = new LeaseStreamHub({ core, clientUrlOf, logger: SILENT_LOGGER,
+      leaderless: leaderlessAnswer(core, 1000) });
     server.on('upgrade', (req, socket, head) => {
       if (!streams.handleUpgrade(req, socket, head)) socket.destroy();
     });
