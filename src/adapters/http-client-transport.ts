@@ -23,6 +23,9 @@ import type {
 import { CoordError } from '../errors.js';
 import { classifyHttpAnswer, errorAnswer, httpShape } from './client-wire.js';
 import { HttpWatchStream } from './http-watch-stream.js';
+import {
+  formatRequestTimeout, REQUEST_TIMEOUT_HEADER, serverDeadlineMs,
+} from './request-deadline.js';
 import { openWsLeaseStream } from './ws-lease-stream.js';
 
 /** TLS towards the members: PEM text or bytes, as node:tls takes them. */
@@ -92,7 +95,7 @@ export class HttpClientTransport implements ClientTransport {
     const shape = httpShape(request);
     return new Promise((resolve) => {
       const exchange = this.exchange(endpoint, shape.method, shape.path, shape.body, false,
-        options.signal, (lost) => resolve(lost));
+        options.signal, (lost) => resolve(lost), options.deadlineMs);
       if (exchange === undefined) return;
       exchange.on('response', (response) => {
         readAll(response, this.answerBytesMax).then((text) => {
@@ -162,7 +165,7 @@ export class HttpClientTransport implements ClientTransport {
    */
   private exchange(endpoint: ClientEndpoint, method: 'GET' | 'POST', path: string,
     body: unknown, watch: boolean, signal: AbortSignal | undefined,
-    lost: (answer: LostAnswer) => void): NodeRequest | undefined {
+    lost: (answer: LostAnswer) => void, deadlineMs?: number): NodeRequest | undefined {
     if (this.closed) {
       lost(closedAnswer(endpoint));
       return undefined;
@@ -183,8 +186,12 @@ export class HttpClientTransport implements ClientTransport {
     const agent = watch ? (https ? this.watchHttpsAgent : this.watchHttpAgent)
       : (https ? this.httpsAgent : this.httpAgent);
     const make = https ? httpsRequest : httpRequest;
-    const req = make(url, { method, agent, headers: payload === undefined ? {} : {
-      'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } });
+    const req = make(url, { method, agent, headers: {
+      ...(payload === undefined ? {} : { 'content-type': 'application/json',
+        'content-length': Buffer.byteLength(payload) }),
+      ...(deadlineMs === undefined ? {}
+        : { [REQUEST_TIMEOUT_HEADER]: formatRequestTimeout(serverDeadlineMs(deadlineMs)) }),
+    } });
     let sent = false;
     let settled = false;
     const fail = (aborted: boolean, cause: unknown): void => {

@@ -17,6 +17,7 @@ import type {
 import { CoordError } from '../errors.js';
 import { parseWatchLine } from './client-wire.js';
 import { tlsOptions, type HttpTlsOptions } from './http-client-transport.js';
+import { serverDeadlineMs } from './request-deadline.js';
 import {
   openStreamConnection, type StreamConnection, type StreamOpening,
 } from './stream-connection.js';
@@ -74,7 +75,7 @@ export class StreamClientTransport implements ClientTransport {
           ? { kind: 'ok', body: answer.body, servedBy: endpoint }
           : connection.refusal(answer.kind === 'error' ? answer.body : undefined)),
         lost: (sent, detail) => settle(lostAnswer(endpoint, sent, false, detail)),
-      });
+      }, options.deadlineMs === undefined ? undefined : serverDeadlineMs(options.deadlineMs));
     });
   }
 
@@ -314,7 +315,8 @@ class StreamLeaseStream implements LeaseStream {
             : undefined);
           // Keep-alives go to the leader only: a deposed one sends the client on.
           const code = refused.error.code;
-          if (code === 'CONCLAVE_NOT_LEADER' || code === 'CONCLAVE_NO_QUORUM') this.close();
+          if (code === 'CONCLAVE_NOT_LEADER' || code === 'CONCLAVE_NO_QUORUM'
+            || code === 'CONCLAVE_NO_LEADER') this.close();
           done({ kind: 'refused', error: refused.error });
         },
         lost: (_sent, detail) => done({ kind: 'lost', detail }),

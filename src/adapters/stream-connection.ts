@@ -144,16 +144,20 @@ export class StreamConnection {
     });
   }
 
-  /** Sends one request frame; `listener` hears its answers. Returns its id (to cancel). */
-  request(op: string, body: Readonly<Record<string, unknown>>, listener: StreamListener):
-    number {
+  /**
+   * Sends one request frame; `listener` hears its answers. Returns its id (to cancel).
+   * `timeoutMs`: the deadline the member is to answer by (docs/protocol.md), if any.
+   */
+  request(op: string, body: Readonly<Record<string, unknown>>, listener: StreamListener,
+    timeoutMs?: number): number {
     const id = this.nextId++;
     if (this.closedDetail !== undefined) {
       listener.lost(false, this.closedDetail);
       return id;
     }
     this.listeners.set(id, listener);
-    this.waiting.push({ id, bytes: packr.pack({ id, op, body }), sent: false });
+    const frame = timeoutMs === undefined ? { id, op, body } : { id, op, body, timeoutMs };
+    this.waiting.push({ id, bytes: packr.pack(frame), sent: false });
     this.schedule();
     return id;
   }

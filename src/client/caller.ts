@@ -3,7 +3,9 @@
  * transport port, each timed on the client's Timer (`requestTimeoutMs`); it goes straight to
  * the leader a member names (up to `redirectsMax` hops in a row), moves to another endpoint
  * with a jittered back-off after a retryable failure, and starts no attempt after the retry
- * deadline (so a call settles within retryDeadlineMs + requestTimeoutMs).
+ * deadline (so a call settles within retryDeadlineMs + requestTimeoutMs). Each attempt tells
+ * the member how long it will wait (CallOptions.deadlineMs), so a member still waiting on the
+ * log answers CONCLAVE_DEADLINE_EXCEEDED, with the outcome it knows, before the client gives up.
  *
  * Outcome rule: once any attempt of a call ended with an unknown outcome (it may have been
  * applied), a final failure of the call is `unknown` too, whatever later attempts said: only a
@@ -29,8 +31,9 @@ export interface CallOptions {
 
 /** Codes after which another attempt may succeed: the cluster is between leaders or busy. */
 const RETRYABLE_CODES: ReadonlySet<CoordErrorCode> = new Set<CoordErrorCode>([
-  'CONCLAVE_NOT_LEADER', 'CONCLAVE_NO_QUORUM', 'CONCLAVE_UNAVAILABLE', 'CONCLAVE_TIMEOUT',
-  'CONCLAVE_OVERLOADED', 'CONCLAVE_LIMIT_EXCEEDED',
+  'CONCLAVE_NOT_LEADER', 'CONCLAVE_NO_LEADER', 'CONCLAVE_NO_QUORUM', 'CONCLAVE_UNAVAILABLE',
+  'CONCLAVE_TIMEOUT', 'CONCLAVE_DEADLINE_EXCEEDED', 'CONCLAVE_OVERLOADED',
+  'CONCLAVE_LIMIT_EXCEEDED',
 ]);
 
 /** One attempt's end as the loop judges it. */
@@ -96,7 +99,8 @@ export class Caller {
     Promise<{ answer: ClientAnswer; timedOut: boolean }> {
     const timed = new TimedSignal(this.c.timer, this.c.config.requestTimeoutMs, [signal]);
     try {
-      const answer = await this.c.transport.call(endpoint, request, { signal: timed.signal });
+      const answer = await this.c.transport.call(endpoint, request, { signal: timed.signal,
+        deadlineMs: this.c.config.requestTimeoutMs });
       return { answer, timedOut: timed.timedOut };
     } finally {
       timed.done();

@@ -164,7 +164,11 @@ export class Leadership extends Holding {
     this.valueNow = value;
   }
 
-  /** Aborts the signal, then deletes the key and revokes the lease (if granted for it). */
+  /**
+   * Aborts the signal (with a HoldingReleasedError, code CONCLAVE_RELEASED), then deletes the
+   * key and revokes the lease (if granted for it). After a loss it resolves at once: the
+   * revoke begun at the loss goes on in the background, given up after the lease's TTL.
+   */
   resign(): Promise<void> {
     return this.hold.release('resigned');
   }

@@ -8,6 +8,8 @@
  * With `persist`, a new highest token is stored before the write it guards is allowed, so a
  * restarted resource does not forget it (load it back through `highest`). Accepts are
  * serialized: each waits for the previous one's persist, so the stored highest only grows.
+ * A new holder announces its token (`announce`) before acting, closing the window in which
+ * the previous holder's late write would still be accepted.
  */
 import { FenceState } from '../core/election/fence-state.js';
 import { CoordError } from '../errors.js';
@@ -44,6 +46,20 @@ export class Fence {
     const turn = this.tail.then(() => this.acceptNow(token));
     this.tail = turn.catch(() => undefined);
     return turn;
+  }
+
+  /**
+   * The announce step: a new holder registers its token here once, right after it was
+   * elected (or acquired the lock) and before its first action; the resource calls this from
+   * its "announce" endpoint and answers only once it resolved. A fence that knows only the
+   * tokens of writes it has seen accepts a late write of the previous holder that arrives
+   * after the new holder's claim and before the new holder's first write; once the new token
+   * is announced (and persisted, with `persist`), that write is refused. Same rule as
+   * `accept`: a token lower than the highest rejects with CONCLAVE_FENCING_TOKEN_STALE (the
+   * announcer was itself superseded), an equal one (a retried announce) is accepted.
+   */
+  announce(token: number): Promise<void> {
+    return this.accept(token);
   }
 
   /** Accepts `token`, then runs `write`; the write never runs under a stale token. */

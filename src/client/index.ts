@@ -72,8 +72,8 @@ export {
   type TaskRecord, type TaskRun,
 } from './run-once.js';
 export {
-  Holding, LeadershipLostError, RecipeAbortedError, RECIPE_TTL_MS_DEFAULT, STALL_TICK_INTERVAL_MS,
-  type LeadershipLossReason,
+  Holding, HoldingEndedError, HoldingReleasedError, LeadershipLostError, RecipeAbortedError,
+  RECIPE_TTL_MS_DEFAULT, STALL_TICK_INTERVAL_MS, type LeadershipLossReason,
 } from './recipe-driver.js';
 export {
   Watch, WatchCompactedError, type WatchOptions, type WatchSelector,

@@ -36,7 +36,11 @@ export class Lock extends Holding {
     super(hold);
   }
 
-  /** Aborts the signal, then deletes the key and revokes the lease (if granted for it). */
+  /**
+   * Aborts the signal (with a HoldingReleasedError, code CONCLAVE_RELEASED), then deletes the
+   * key and revokes the lease (if granted for it). After a loss it resolves at once: the
+   * revoke begun at the loss goes on in the background, given up after the lease's TTL.
+   */
   unlock(): Promise<void> {
     return this.hold.release('unlocked');
   }
@@ -56,14 +60,18 @@ export async function acquireLock(c: RecipeComponents, name: string, clientId: s
 }
 
 /**
- * Runs `fn` holding the lock, then unlocks (also when `fn` throws). `fn` should stop when
- * `lock.signal` aborts and pass `lock.fencingToken` to what it writes to. A failed unlock is
- * not reported: the lock then ends with its lease, within its TTL.
+ * Runs `fn` holding the lock, then unlocks (also when `fn` throws). `fn` should check
+ * `lock.held()` right before each fenced action, stop when `lock.signal` aborts, and pass
+ * `lock.fencingToken` to what it writes to. `fn` is not called if the lock is no longer held
+ * when it would start (a pause between acquiring and calling it): then this rejects with the
+ * signal's reason. A failed unlock is not reported: the lock then ends with its lease, within
+ * its TTL; after a loss the unlock returns at once.
  */
 export async function withLock<T>(c: RecipeComponents, name: string, clientId: string,
   fn: (lock: Lock) => Promise<T> | T, options: LockOptions = {}): Promise<T> {
   const lock = await acquireLock(c, name, clientId, options);
   try {
+    if (!lock.held()) throw lock.signal.reason as unknown;
     return await fn(lock);
   } finally {
     await lock.unlock().catch(() => undefined);

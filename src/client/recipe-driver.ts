@@ -11,7 +11,11 @@
  *   pause, CPU starvation or SIGSTOP can outlast the lease with no timer able to say so),
  * - a watch seeing the candidate key deleted or re-created,
  * - a release (resign, unlock);
- * then it revokes the lease (best effort) so a successor does not wait out the TTL.
+ * then it revokes the lease (best effort, given up after the lease's TTL) so a successor does
+ * not wait out the TTL. `held()` asks the same question synchronously, at the moment of the
+ * call: the signal, the lease's local deadline on the monotonic clock, and whether the stall
+ * watch's next tick is already overdue (after a pause, the holder's own timer may run before
+ * the stall watch's, and before the lease's deadline timer).
  */
 import { assertNever } from '../core/assert.js';
 import {
@@ -21,7 +25,7 @@ import {
 import type { Clock } from '../ports/clock.js';
 import type { Timer, TimerHandle } from '../ports/timer.js';
 import { CoordError } from '../errors.js';
-import { CallAbortedError, describeReason, pause } from './context.js';
+import { CallAbortedError, describeReason, pause, TimedSignal } from './context.js';
 import type { ClientConfig } from './config.js';
 import type { KvClient } from './kv.js';
 import type { Lease, LeaseClient } from './lease.js';
@@ -45,13 +49,35 @@ export const STALL_TICK_INTERVAL_MS = 100;
 export type LeadershipLossReason = CampaignLossReason | 'released';
 
 /**
- * A campaign lost, or a leadership or lock ended (`signal.reason`). Code CONCLAVE_LEASE_EXPIRED:
- * the holder can no longer count on its lease. `lossReason` says which source ended it.
+ * Why a leadership or lock ended: its `signal.reason`. `name` is 'AbortError' (as fetch and
+ * Node's own APIs name an abort), so `fetch(url, { signal: lock.signal })` and the usual
+ * `error.name === 'AbortError'` check treat it as the abort it is; `lossReason` says why.
+ * Either a LeadershipLostError (a loss) or a HoldingReleasedError (a release).
  */
-export class LeadershipLostError extends CoordError {
-  override name = 'LeadershipLostError';
-  constructor(readonly lossReason: LeadershipLossReason, message: string) {
+export abstract class HoldingEndedError extends CoordError {
+  override name = 'AbortError';
+  abstract readonly lossReason: LeadershipLossReason;
+}
+
+/**
+ * A campaign lost, or a leadership or lock was lost (`signal.reason`). Code
+ * CONCLAVE_LEASE_EXPIRED: the holder can no longer count on its lease. `lossReason` says which
+ * source ended it.
+ */
+export class LeadershipLostError extends HoldingEndedError {
+  constructor(readonly lossReason: CampaignLossReason, message: string) {
     super('CONCLAVE_LEASE_EXPIRED', message);
+  }
+}
+
+/**
+ * The holder let its leadership or lock go (`resign()`, `unlock()`): not a loss. Code
+ * CONCLAVE_RELEASED, `lossReason` 'released'.
+ */
+export class HoldingReleasedError extends HoldingEndedError {
+  readonly lossReason = 'released';
+  constructor(message: string) {
+    super('CONCLAVE_RELEASED', message);
   }
 }
 
@@ -110,6 +136,8 @@ export function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T>
 class RecipeRun {
   readonly campaign: Campaign;
   private readonly lost = new AbortController();
+  private readonly stall: StallWatch;
+  private readonly stallMsMax: number;
   private stallTimer: TimerHandle | undefined;
   private readonly onLeaseEnd = (): void =>
     this.report('lease-ended', describeReason(this.lease.signal.reason));
@@ -121,6 +149,10 @@ class RecipeRun {
       leaseTtlMs: lease.ttlMs, clockRateErrorMax: c.config.clockRateErrorMax,
       leaseMarginMs: c.config.leaseMarginMs,
       ...(c.campaignMutants === undefined ? {} : { mutants: c.campaignMutants }) });
+    // A margin of 0 would call every timer's jitter a stall: 1 ms is the least that means one.
+    this.stallMsMax = Math.max(1, c.config.leaseMarginMs);
+    this.stall = new StallWatch({ tickIntervalMs: STALL_TICK_INTERVAL_MS,
+      stallMsMax: this.stallMsMax }, c.clock.monotonicMs());
     this.watchStalls(lease);
     if (lease.signal.aborted) this.onLeaseEnd();
     else lease.signal.addEventListener('abort', this.onLeaseEnd, { once: true });
@@ -137,22 +169,48 @@ class RecipeRun {
    * outlast the lease with no timer able to say so).
    */
   private watchStalls(lease: Lease): void {
-    const { clock, timer, config } = this.c;
-    // A margin of 0 would call every timer's jitter a stall: 1 ms is the least that means one.
-    const stallMsMax = Math.max(1, config.leaseMarginMs);
-    const stall = new StallWatch({ tickIntervalMs: STALL_TICK_INTERVAL_MS, stallMsMax },
-      clock.monotonicMs());
+    const { clock, timer } = this.c;
     const tick = (): void => {
-      const verdict = stall.tick(clock.monotonicMs());
+      const verdict = this.stall.tick(clock.monotonicMs());
       if (this.lost.signal.aborted) return;
       this.stallTimer = timer.setTimer(STALL_TICK_INTERVAL_MS, tick);
-      if (verdict.kind === 'stalled') {
-        this.report('stalled', `this process stalled: a ${STALL_TICK_INTERVAL_MS} ms timer `
-          + `fired ${Math.round(verdict.lateMs)} ms late (more than the lease margin, `
-          + `${stallMsMax} ms), so lease ${lease.id} may have ended meanwhile`);
-      }
+      if (verdict.kind === 'stalled') this.reportStall(lease, verdict.lateMs, 'fired');
     };
     this.stallTimer = timer.setTimer(STALL_TICK_INTERVAL_MS, tick);
+  }
+
+  private reportStall(lease: Lease, lateMs: number, how: 'fired' | 'is due'): void {
+    this.report('stalled', `this process stalled: a ${STALL_TICK_INTERVAL_MS} ms timer `
+      + `${how} ${Math.round(lateMs)} ms late (more than the lease margin, `
+      + `${this.stallMsMax} ms), so lease ${lease.id} may have ended meanwhile`);
+  }
+
+  /**
+   * Still held, at this very moment: the signal has not aborted, the lease's local deadline
+   * has not passed on the monotonic clock, and the stall watch's next tick is not overdue by
+   * more than the margin. A failed check ends the holding at once (the signal aborts).
+   */
+  held(): boolean {
+    if (this.lost.signal.aborted) return false;
+    if (this.c.campaignMutants?.includes('heldWithoutClockCheck') === true) return true;
+    const nowMs = this.c.clock.monotonicMs();
+    const stall = this.stall.overdue(nowMs);
+    if (stall.kind === 'stalled') {
+      this.reportStall(this.lease, stall.lateMs, 'is due');
+      return false;
+    }
+    if (this.lease.signal.aborted || nowMs >= this.lease.expiresAtMs) {
+      this.report('lease-ended', `lease ${this.lease.id}: its local deadline passed `
+        + `${Math.round(nowMs - this.lease.expiresAtMs)} ms ago`);
+      return false;
+    }
+    return true;
+  }
+
+  /** Time left before the lease's local deadline, if `held()`; else 0. Unit: ms. */
+  remainingMs(): number {
+    if (!this.held()) return 0;
+    return Math.max(0, this.lease.expiresAtMs - this.c.clock.monotonicMs());
   }
 
   /** The lease as the Campaign needs it at each event. */
@@ -203,7 +261,7 @@ class RecipeRun {
    * key already gone is no failure.
    */
   cleanup(): Promise<CoordError | undefined> {
-    this.cleaning ??= this.giveUp().then(() => undefined, (error: unknown) => {
+    this.cleaning ??= this.boundedGiveUp().then(() => undefined, (error: unknown) => {
       if (error instanceof CoordError) {
         return error.code === 'CONCLAVE_LEASE_EXPIRED' ? undefined : error;
       }
@@ -212,16 +270,29 @@ class RecipeRun {
     return this.cleaning;
   }
 
-  private async giveUp(): Promise<void> {
+  /**
+   * Gives up within the lease's TTL: past it the servers have ended the lease on their own, so
+   * a revoke or delete still retrying (a partition) only holds its caller up.
+   */
+  private async boundedGiveUp(): Promise<void> {
+    const bound = new TimedSignal(this.c.timer, this.lease.ttlMs, []);
+    try {
+      await this.giveUp(bound.signal);
+    } finally {
+      bound.done();
+    }
+  }
+
+  private async giveUp(signal: AbortSignal): Promise<void> {
     if (this.ownsLease) {
-      await this.lease.revoke();
+      await this.lease.revoke({ signal });
       return;
     }
     const createRevision = this.campaign.fencingToken;
     if (createRevision === 0) return; // never created
     await this.c.kv.txn({ compare: [{ key: this.campaign.key, target: 'createRevision',
       result: 'equal', createRevision }],
-    success: [{ kind: 'delete', key: this.campaign.key }], failure: [] });
+    success: [{ kind: 'delete', key: this.campaign.key }], failure: [] }, { signal });
   }
 }
 
@@ -411,6 +482,16 @@ export class RecipeHold {
     return this.run.lease.id;
   }
 
+  /** See Holding.held(). */
+  held(): boolean {
+    return this.run.held();
+  }
+
+  /** See Holding.remainingMs. */
+  get remainingMs(): number {
+    return this.run.remainingMs();
+  }
+
   /**
    * Replaces the key's value, only while the key keeps our create revision; stopped at once
    * when the holding ends (or `signal` aborts).
@@ -432,10 +513,16 @@ export class RecipeHold {
   /**
    * Ends the holding: the signal aborts first (stop acting), then the key goes (the lease is
    * revoked when it was granted for this campaign). Rejects only if that write failed; the
-   * lease then ends on its own within its TTL.
+   * lease then ends on its own within its TTL. After a loss it resolves at once: the revoke
+   * begun at the loss goes on in the background (bounded by the lease's TTL), since waiting
+   * for it would only hold the caller up while the cluster may be out of reach.
    */
   async release(what: string): Promise<void> {
-    this.run.end(new LeadershipLostError('released', `${this.key}: ${what} by its holder`));
+    if (this.signal.aborted && !(this.signal.reason instanceof HoldingReleasedError)) {
+      void this.run.cleanup();
+      return;
+    }
+    this.run.end(new HoldingReleasedError(`${this.key}: ${what} by its holder`));
     const failure = await this.run.cleanup();
     if (failure !== undefined) throw failure;
   }
@@ -505,10 +592,30 @@ export abstract class Holding {
   }
 
   /**
+   * Still held at this moment? The check to make right before each fenced action (a write
+   * with `fencingToken`): computed now, on the monotonic clock, from the signal, the lease's
+   * local deadline, and the stall check (a process paused past the margin answers false even
+   * if no timer has run since: after a SIGSTOP or a long GC pause, your own timer may run
+   * before the library's). Once false it stays false, and the signal has aborted.
+   */
+  held(): boolean {
+    return this.hold.held();
+  }
+
+  /**
+   * Time left before the lease's local deadline, computed as `held()` is; 0 when not held.
+   * Unit: ms. An action that takes longer than this may outlive the holding.
+   */
+  get remainingMs(): number {
+    return this.hold.remainingMs;
+  }
+
+  /**
    * Aborts on the first of: the lease's local deadline (or the lease found gone), a stall of
    * this process longer than the lease margin, the key deleted or re-created, a release
-   * (`resign()`, `unlock()`). `signal.reason` is a LeadershipLostError (code
-   * CONCLAVE_LEASE_EXPIRED, `lossReason`).
+   * (`resign()`, `unlock()`). `signal.reason` is a HoldingEndedError (`name` 'AbortError',
+   * `lossReason`): a LeadershipLostError (code CONCLAVE_LEASE_EXPIRED) for a loss, a
+   * HoldingReleasedError (code CONCLAVE_RELEASED) for a release.
    */
   get signal(): AbortSignal {
     return this.hold.signal;

@@ -90,6 +90,13 @@ export type ClientAnswer =
 export interface CallOptions {
   /** Ends the call at once (a `lost` answer with `aborted: true`). */
   readonly signal?: AbortSignal;
+  /**
+   * How long the caller waits for this call's answer: the transport asks the member to answer
+   * a little sooner (HTTP: the `conclave-timeout` header, less the answer's trip), and the
+   * member answers CONCLAVE_DEADLINE_EXCEEDED by then rather than leave the caller to time out
+   * without its verdict. Unit: ms. Default: none (the member's own request timeout).
+   */
+  readonly deadlineMs?: number;
 }
 
 /** Events on one key, or on every key under a prefix, from `fromRevision` (0: from now on). */

@@ -24,6 +24,7 @@ import type { ClientLimits } from './client-limits.js';
 import {
   parseLeaseQuery, parseRange, parseWrite, WRITE_PATHS, type Body, type WritePath,
 } from './client-requests.js';
+import { callDeadline, type LeaderlessAnswer, type WaitingKind } from './request-verdicts.js';
 import type { SpaceQuota } from './space-quota.js';
 import type { WatchHub } from './watch-hub.js';
 
@@ -53,7 +54,12 @@ export interface ClientCallsOptions {
   readonly requestTimeoutMs: number;
   /** The core's keep-alive, or a wrapper of it that counts served keep-alives. */
   readonly keepAlive?: ConsistentCore['keepAlive'];
+  /** What a member that knows no leader answers (request-verdicts.ts); NO_QUORUM if absent. */
+  readonly leaderless?: LeaderlessAnswer;
 }
+
+/** The options, and what one call brought with it: the deadline its client sent. */
+type CallContext = ClientCallsOptions & { readonly clientDeadlineMs?: number };
 
 export type CallAnswer =
   | { readonly kind: 'ok'; readonly body: unknown }
@@ -63,7 +69,7 @@ export type CallAnswer =
 
 /** Runs the call `name` with `body`; see the module comment. Never throws. */
 export function runCall(o: ClientCallsOptions, name: CallName, body: Body,
-  done: (answer: CallAnswer) => void): void {
+  done: (answer: CallAnswer) => void, clientDeadlineMs?: number): void {
   let settled = false;
   const once = (answer: CallAnswer): void => {
     if (settled) return;
@@ -71,7 +77,7 @@ export function runCall(o: ClientCallsOptions, name: CallName, body: Body,
     done(answer);
   };
   try {
-    dispatch(o, name, body, once);
+    dispatch(clientDeadlineMs === undefined ? o : { ...o, clientDeadlineMs }, name, body, once);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     once(failed(error instanceof CoordError ? error
@@ -79,7 +85,7 @@ export function runCall(o: ClientCallsOptions, name: CallName, body: Body,
   }
 }
 
-function dispatch(o: ClientCallsOptions, name: CallName, body: Body,
+function dispatch(o: CallContext, name: CallName, body: Body,
   done: (answer: CallAnswer) => void): void {
   const writePath = WRITE_PATH_OF[name];
   if (writePath !== undefined) return write(o, parseWrite(writePath, body), done);
@@ -117,11 +123,11 @@ function failed(error: CoordError): CallAnswer {
   return { kind: 'error', error, outcome: 'failed' };
 }
 
-function write(o: ClientCallsOptions, command: KvWrite, done: (a: CallAnswer) => void): void {
+function write(o: CallContext, command: KvWrite, done: (a: CallAnswer) => void): void {
   if (sentToLeader(o, done)) return;
   const admitted = o.quota.admit(command);
   if (admitted instanceof CoordError) return done(failed(admitted));
-  const timeout = timeoutAnswer(o, done);
+  const timeout = timeoutAnswer(o, done, 'write');
   o.core.write(command, (outcome: WriteOutcome) => {
     clearTimeout(timeout);
     admitted.release();
@@ -133,10 +139,10 @@ function write(o: ClientCallsOptions, command: KvWrite, done: (a: CallAnswer) =>
 }
 
 /** A leader-only lease call: redirected by followers, answered after a confirmation. */
-function leaseCall<T>(o: ClientCallsOptions, done: (a: CallAnswer) => void,
+function leaseCall<T>(o: CallContext, done: (a: CallAnswer) => void,
   call: (answer: (outcome: LeaseOutcome<T>) => void) => void): void {
   if (sentToLeader(o, done)) return;
-  const timeout = timeoutAnswer(o, done, 'failed');
+  const timeout = timeoutAnswer(o, done, 'lease');
   call((outcome) => {
     clearTimeout(timeout);
     if (outcome.kind === 'ok') return done({ kind: 'ok', body: outcome.value });
@@ -144,10 +150,10 @@ function leaseCall<T>(o: ClientCallsOptions, done: (a: CallAnswer) => void,
   });
 }
 
-function read(o: ClientCallsOptions, body: Body, done: (a: CallAnswer) => void): void {
+function read(o: CallContext, body: Body, done: (a: CallAnswer) => void): void {
   const { request, consistency } = parseRange(body);
   if (consistency === 'linearizable' && sentToLeader(o, done)) return;
-  const timeout = timeoutAnswer(o, done);
+  const timeout = timeoutAnswer(o, done, 'read');
   o.core.read(request, consistency, (outcome: ReadOutcome) => {
     clearTimeout(timeout);
     if (outcome.kind === 'failed') return done(failed(outcome.error));
@@ -155,17 +161,16 @@ function read(o: ClientCallsOptions, body: Body, done: (a: CallAnswer) => void):
   });
 }
 
-function timeoutAnswer(o: ClientCallsOptions, done: (a: CallAnswer) => void,
-  outcome: CoordOutcome = 'unknown'): NodeJS.Timeout {
-  if (outcome === 'failed') {
-    // An unanswered keep-alive promises nothing: the client must not count on it.
-    return setTimeout(() => done(failed(new CoordError('CONCLAVE_TIMEOUT',
-      `no leadership confirmation within ${o.requestTimeoutMs} ms`))), o.requestTimeoutMs);
-  }
-  return setTimeout(() => done({ kind: 'error', outcome: 'unknown', error: new CoordError(
-    'CONCLAVE_TIMEOUT', `not committed within ${o.requestTimeoutMs} ms (the cluster may have `
-    + 'lost its leader or quorum); it may still apply: retry with the same clientId and '
-    + 'sequence') }), o.requestTimeoutMs);
+/**
+ * Answers at the call's deadline (the client's, or the server's own request timeout):
+ * `unknown` for a write that may still apply, `failed` for a read and for lease calls (an
+ * unanswered keep-alive promises nothing: the client must not count on it).
+ */
+function timeoutAnswer(o: CallContext, done: (a: CallAnswer) => void,
+  kind: WaitingKind): NodeJS.Timeout {
+  const deadline = callDeadline(o.clientDeadlineMs, o.requestTimeoutMs, kind);
+  return setTimeout(() => done({ kind: 'error', error: deadline.error,
+    outcome: deadline.error.outcome }), deadline.ms);
 }
 
 /** True when the call was answered here: this member does not lead. */
@@ -174,8 +179,8 @@ function sentToLeader(o: ClientCallsOptions, done: (a: CallAnswer) => void): boo
   if (status.role === 'leader') return false;
   const leaderUrl = status.leaderId === undefined ? undefined : o.clientUrlOf(status.leaderId);
   if (status.leaderId === undefined || leaderUrl === undefined) {
-    done(failed(new CoordError('CONCLAVE_NO_QUORUM', `${o.core.id} knows no leader (term `
-      + `${status.term}); the cluster may have lost its majority`)));
+    done(failed(o.leaderless?.() ?? new CoordError('CONCLAVE_NO_QUORUM', `${o.core.id} knows `
+      + `no leader (term ${status.term}); the cluster may have lost its majority`)));
     return true;
   }
   done({ kind: 'redirect', leaderId: status.leaderId, leaderUrl });

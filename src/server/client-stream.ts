@@ -226,7 +226,7 @@ export class StreamSession {
       if (fault?.action === 'hang') return;
       if (fault?.action === 'drop') return this.ws.terminate();
       this.answer(id, answer);
-    });
+    }, frame.timeoutMs);
   }
 
   private hold(frame: RequestFrame): void {
@@ -255,8 +255,10 @@ export class StreamSession {
     const leaderUrl = status.leaderId === undefined ? undefined
       : calls.clientUrlOf(status.leaderId);
     if (status.leaderId === undefined || leaderUrl === undefined) {
-      return this.answer(frame.id, failed('CONCLAVE_NO_QUORUM', `${calls.core.id} knows no `
-        + 'leader'));
+      const error = calls.leaderless?.();
+      return this.answer(frame.id, error === undefined
+        ? failed('CONCLAVE_NO_QUORUM', `${calls.core.id} knows no leader`)
+        : { kind: 'error', error, outcome: 'failed' });
     }
     this.answer(frame.id, { kind: 'redirect', leaderId: status.leaderId, leaderUrl });
   }

@@ -16,6 +16,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NodeId } from '../core/ids.js';
+import { parseRequestTimeout, REQUEST_TIMEOUT_HEADER } from '../adapters/request-deadline.js';
 import { CoordError, type CoordErrorCode } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import type { ConsistentCore } from '../runtime/core/consistent-core.js';
@@ -26,6 +27,7 @@ import { ClientGuard, Refusal } from './client-guard.js';
 import { CLIENT_LIMITS_DEFAULTS, type ClientLimits } from './client-limits.js';
 import { decodeJsonBody, parseWatchQuery, type Body } from './client-requests.js';
 import { SpaceQuota } from './space-quota.js';
+import { leaderlessAnswer, type LeaderlessAnswer } from './request-verdicts.js';
 import type { WatchHub, WatchSink } from './watch-hub.js';
 
 export interface HttpApiOptions {
@@ -47,6 +49,11 @@ export interface HttpApiOptions {
    * ride out one election, short enough that a deposed leader's clients hear back.
    */
   readonly requestTimeoutMs: number;
+  /**
+   * What a member that knows no leader answers (request-verdicts.ts). Default: judged with
+   * the longest election timeout taken as requestTimeoutMs / 2 (the server's relation).
+   */
+  readonly leaderless?: LeaderlessAnswer;
 }
 
 /** The door of `createHttpApi` with `limits` (default: CLIENT_LIMITS_DEFAULTS) over `core`. */
@@ -63,6 +70,8 @@ const HTTP_STATUS: Readonly<Partial<Record<CoordErrorCode, number>>> = {
   CONCLAVE_PROTOCOL: 400,
   CONCLAVE_NOT_LEADER: 503,
   CONCLAVE_NO_QUORUM: 503,
+  CONCLAVE_NO_LEADER: 503,
+  CONCLAVE_DEADLINE_EXCEEDED: 504,
   CONCLAVE_UNAVAILABLE: 503,
   CONCLAVE_OVERLOADED: 429,
   CONCLAVE_LIMIT_EXCEEDED: 503,
@@ -81,7 +90,9 @@ const HTTP_STATUS: Readonly<Partial<Record<CoordErrorCode, number>>> = {
  */
 const WATCH_END_GRACE_MS = 5000;
 
-export function createHttpApi(options: HttpApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function createHttpApi(given: HttpApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const options: HttpApiOptions = { ...given,
+    leaderless: given.leaderless ?? leaderlessAnswer(given.core, given.requestTimeoutMs / 2) };
   return (req, res) => {
     // A connection refused at the door was answered already; what it sends is ignored.
     if (options.guard.state(req.socket) === undefined) return void res.destroy();
@@ -162,11 +173,13 @@ const POST_CALLS: Readonly<Record<string, CallName>> = {
 /** Runs one call and answers it over HTTP. */
 function call(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, name: CallName,
   body: Body): void {
+  // The client's `conclave-timeout` (a malformed one throws: answered 400 by the router).
+  const deadlineMs = parseRequestTimeout(req.headers[REQUEST_TIMEOUT_HEADER]);
   runCall(callsOf(o), name, body, (answer) => {
     if (answer.kind === 'ok') return sendJson(res, 200, answer.body);
     if (answer.kind === 'error') return sendError(res, answer.error, answer.outcome);
     redirect(res, req, answer.leaderId, answer.leaderUrl);
-  });
+  }, deadlineMs);
 }
 
 const CALLS_OF = new WeakMap<HttpApiOptions, ClientCallsOptions>();
@@ -175,7 +188,8 @@ function callsOf(o: HttpApiOptions): ClientCallsOptions {
   let calls = CALLS_OF.get(o);
   if (calls === undefined) {
     calls = { core: o.core, quota: o.quota, clientUrlOf: o.clientUrlOf, status: o.status,
-      requestTimeoutMs: o.requestTimeoutMs };
+      requestTimeoutMs: o.requestTimeoutMs,
+      ...(o.leaderless === undefined ? {} : { leaderless: o.leaderless }) };
     CALLS_OF.set(o, calls);
   }
   return calls;

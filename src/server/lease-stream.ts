@@ -21,6 +21,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { NodeId } from '../core/ids.js';
 import type { Logger } from '../ports/logger.js';
 import type { ConsistentCore } from '../runtime/core/consistent-core.js';
+import type { LeaderlessAnswer } from './request-verdicts.js';
 
 export const LEASE_STREAM_PATH = '/v1/lease/stream';
 
@@ -28,6 +29,8 @@ export interface LeaseStreamOptions {
   readonly core: Pick<ConsistentCore, 'id' | 'status' | 'keepAlive'>;
   /** The client URL (http://host:port) of each member, to redirect to the leader. */
   readonly clientUrlOf: (id: NodeId) => string | undefined;
+  /** What a member that knows no leader answers (request-verdicts.ts). */
+  readonly leaderless: LeaderlessAnswer;
   readonly logger: Logger;
   /**
    * Keep-alives waiting for an answer on one connection. Unit: messages. Default: 4096 (one
@@ -81,9 +84,9 @@ export class LeaseStreamHub {
     if (status.role === 'leader') return false;
     const leaderUrl = status.leaderId === undefined ? undefined
       : this.o.clientUrlOf(status.leaderId);
-    const body = JSON.stringify({ error: leaderUrl === undefined
-      ? { code: 'CONCLAVE_NO_QUORUM', message: `${this.o.core.id} knows no leader`,
-        outcome: 'failed' }
+    const leaderless = leaderUrl === undefined ? this.o.leaderless() : undefined;
+    const body = JSON.stringify({ error: leaderless !== undefined
+      ? { code: leaderless.code, message: leaderless.message, outcome: 'failed' }
       : { code: 'CONCLAVE_NOT_LEADER', message: `not the leader; the leader is ${status.leaderId}`,
         outcome: 'failed', leaderId: status.leaderId, leaderUrl } });
     const head = leaderUrl === undefined ? 'HTTP/1.1 503 Service Unavailable'

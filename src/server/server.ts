@@ -34,6 +34,7 @@ import {
 } from './event-feed-wiring.js';
 import type { EventFeed } from './event-feed.js';
 import { ClientGuard } from './client-guard.js';
+import { leaderlessAnswer } from './request-verdicts.js';
 import {
   COMMAND_ENCODING_SLACK_BYTES, REQUEST_BYTES_CEILING, type ClientLimits,
 } from './client-limits.js';
@@ -253,7 +254,9 @@ export async function startServer(config: ServerConfig, logger: Logger,
   feed = eventFeedOf(core, clock, random, config.heartbeatMs);
   const feedTimers = startEventFeedTimers(feed);
   const keepAlives = timedKeepAlives(servedKeepAlives(core, feed, clock), clock, metrics);
-  leaseStreams = new LeaseStreamHub({ core: keepAlives, clientUrlOf,
+  // One judge of "no leader" for every path (request-verdicts.ts).
+  const leaderless = leaderlessAnswer(core, 2 * config.electionTimeoutMs);
+  leaseStreams = new LeaseStreamHub({ core: keepAlives, clientUrlOf, leaderless,
     logger: logger.child({ component: 'lease-stream' }) });
   const hub = watches;
   const requestTimeoutMs = 4 * config.electionTimeoutMs;
@@ -263,10 +266,10 @@ export async function startServer(config: ServerConfig, logger: Logger,
     keyspaceBytes: core.store.keyspaceBytes });
   const clientStreams = new ClientStreamHub({ watches: hub, guard, limits,
     logger: logger.child({ component: 'client-stream' }),
-    calls: { core, quota, clientUrlOf, status, requestTimeoutMs,
+    calls: { core, quota, clientUrlOf, status, requestTimeoutMs, leaderless,
       keepAlive: (leaseId, done) => keepAlives.keepAlive(leaseId, done) } });
   const api = createHttpApi({
-    core, watches: hub, guard, quota, limits, clientUrlOf, logger, requestTimeoutMs,
+    core, watches: hub, guard, quota, limits, clientUrlOf, logger, requestTimeoutMs, leaderless,
     metrics: () => metrics.render(core.status(), {
       ...gaugesOf(core, hub, guard, quota, limits), leases: core.store.leaseCount,
       lease_streams: leaseStreams?.size ?? 0 },

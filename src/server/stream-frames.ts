@@ -6,6 +6,7 @@
  * readable one), never an exception.
  */
 import { Packr, Unpackr } from 'msgpackr';
+import { REQUEST_TIMEOUT_MS_MAX } from '../adapters/request-deadline.js';
 import { CoordError } from '../errors.js';
 import type { Body } from './client-requests.js';
 
@@ -23,6 +24,11 @@ export type RequestFrame = {
   readonly id: number;
   readonly op: string;
   readonly body: Body;
+  /**
+   * The client's deadline for this request (HTTP's `conclave-timeout`): the member answers
+   * CONCLAVE_DEADLINE_EXCEEDED when it passes with the call still waiting. Unit: ms.
+   */
+  readonly timeoutMs?: number;
   /** The frame's size in the message. Unit: bytes. */
   readonly bytes: number;
 };
@@ -46,7 +52,7 @@ const packr = new Packr({ useRecords: false, variableMapSize: true,
   // Absent fields stay absent, as JSON.stringify leaves them out of the HTTP answers.
   ...{ skipValues: [undefined] } });
 
-const FRAME_FIELDS: ReadonlySet<string> = new Set(['id', 'op', 'body']);
+const FRAME_FIELDS: ReadonlySet<string> = new Set(['id', 'op', 'body', 'timeoutMs']);
 
 function protocolError(message: string): CoordError {
   return new CoordError('CONCLAVE_PROTOCOL', message);
@@ -106,7 +112,13 @@ export function checkFrame(value: unknown, bytes: number, frameBytesMax: number)
     return bad(`the frame of ${bytes} bytes is over the limit of ${frameBytesMax} `
       + '(--max-request-bytes plus the frame envelope)');
   }
-  return { kind: 'request', id, op, body: body as Body, bytes };
+  const timeoutMs = frame['timeoutMs'];
+  if (timeoutMs === undefined) return { kind: 'request', id, op, body: body as Body, bytes };
+  if (typeof timeoutMs !== 'number' || !Number.isSafeInteger(timeoutMs) || timeoutMs < 1
+    || timeoutMs > REQUEST_TIMEOUT_MS_MAX) {
+    return bad(`timeoutMs: must be an integer from 1 to ${REQUEST_TIMEOUT_MS_MAX}`);
+  }
+  return { kind: 'request', id, op, body: body as Body, timeoutMs, bytes };
 }
 
 /** An answer frame (docs/protocol.md, "Answers"). */

@@ -23,8 +23,9 @@ export class CliProcess {
   readonly child: ChildProcess;
   private readonly exit: Promise<number | null>;
 
-  constructor(args: readonly string[]) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args],
+  /** `entry`: the script run through tsx (default: the CLI from source). */
+  constructor(args: readonly string[], entry = ENTRY) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', entry, ...args],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     collect(this.child.stdout, this.stdout);
     collect(this.child.stderr, this.stderr);

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import {
-  connect, LeadershipLostError, type ConclaveClient, type ConnectOptions, type ElectionLeader,
+  connect, HoldingReleasedError, LeadershipLostError, type ConclaveClient, type ConnectOptions, type ElectionLeader,
 } from '../../src/client/index.js';
 import { candidateKey, recipeKeys } from '../../src/core/election/index.js';
 import { CoordError } from '../../src/errors.js';
@@ -69,6 +69,8 @@ describe('client: election', () => {
     async () => {
       const election = (): ReturnType<ConclaveClient['election']> => client().election('handover');
       const a = await election().campaign('a', { ttlMs: TTL_MS, value: 'va' });
+      assert.equal(a.held(), true);
+      assert.ok(a.remainingMs > 0 && a.remainingMs <= TTL_MS, String(a.remainingMs));
       const pendingB = election().campaign('b', { ttlMs: TTL_MS });
       await until(() => candidates('election', 'handover').length === 2);
       const pendingC = election().campaign('c', { ttlMs: TTL_MS });
@@ -77,7 +79,13 @@ describe('client: election', () => {
       const bDone = settled(pendingB);
       await a.resign();
       assert.equal(a.signal.aborted, true);
-      assert.equal((a.signal.reason as LeadershipLostError).lossReason, 'released');
+      const released = a.signal.reason as HoldingReleasedError;
+      assert.ok(released instanceof HoldingReleasedError, String(released));
+      assert.equal(released.lossReason, 'released');
+      assert.equal(released.code, 'CONCLAVE_RELEASED', 'a release is not an expiry');
+      assert.equal(released.name, 'AbortError');
+      assert.equal(a.held(), false);
+      assert.equal(a.remainingMs, 0);
       const b = await pendingB;
       assert.ok(b.fencingToken > a.fencingToken, `${b.fencingToken} > ${a.fencingToken}`);
       assert.equal(b.term, a.term + 1);

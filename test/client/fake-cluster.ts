@@ -18,6 +18,7 @@ import type {
   ConsistentCore, KvWrite, ReadOutcome, WriteOutcome,
 } from '../../src/runtime/core/consistent-core.js';
 import { CLIENT_LIMITS_DEFAULTS } from '../../src/server/client-limits.js';
+import { leaderlessError } from '../../src/runtime/core/leaderless.js';
 import { ClientStreamHub, type StreamFault } from '../../src/server/client-stream.js';
 import { clientDoor, createHttpApi } from '../../src/server/http-api.js';
 import { WatchHub } from '../../src/server/watch-hub.js';
@@ -72,13 +73,19 @@ export class FakeNode {
     const clientUrlOf = (id: NodeId): string | undefined =>
       this.cluster.nodes.find((n) => n.id === id)?.url;
     const status = (): unknown => this.cluster.statusOf(this);
+    const leaderless = (): ReturnType<typeof leaderlessError> => leaderlessError({
+      memberId: this.id, term: this.cluster.term,
+      leaderContactAgeMs: this.cluster.leaderContactAgeMs, upMs: Infinity,
+      electionWindowMs: 7_500 });
     const api = createHttpApi({
-      core, watches: this.hub, logger: SILENT_LOGGER, ...door, requestTimeoutMs: 5000,
-      clientUrlOf, metrics: () => '', status,
+      core, watches: this.hub, logger: SILENT_LOGGER, ...door,
+      requestTimeoutMs: this.cluster.requestTimeoutMs, leaderless, clientUrlOf,
+      metrics: () => '', status,
     });
     this.streams = new ClientStreamHub({ watches: this.hub, guard: door.guard,
       limits: door.limits, logger: SILENT_LOGGER,
-      calls: { core, quota: door.quota, clientUrlOf, status, requestTimeoutMs: 5000 },
+      calls: { core, quota: door.quota, clientUrlOf, status,
+        requestTimeoutMs: this.cluster.requestTimeoutMs, leaderless },
       intercept: (op, body) => this.intercept(op, body) });
     const streams = this.streams;
     const server = createServer((req, res) => this.handle(api, req, res));
@@ -226,6 +233,13 @@ export class FakeCluster {
   leaderId: NodeId | undefined;
   /** When false, followers know no leader and answer NO_QUORUM instead of redirecting. */
   leaderKnown = true;
+  /**
+   * What a leaderless member says it knows: since when it heard from a leader (ms). Default:
+   * never, so NO_QUORUM; at most 7 500 (the fake's election window): NO_LEADER.
+   */
+  leaderContactAgeMs = Infinity;
+  /** The members' own request timeout (HttpApiOptions.requestTimeoutMs). Unit: ms. */
+  requestTimeoutMs = 5000;
   term = 1;
   /** Client ids with a write in flight in the fake core, and every violation seen. */
   readonly inflight = new Set<string>();

@@ -1,7 +1,8 @@
 /**
  * Goal: the client-side Fence refuses stale tokens with CONCLAVE_FENCING_TOKEN_STALE, persists a
  * new highest before accepting, accepts nothing when persisting fails, and keeps the stored
- * highest growing under concurrent accepts. Method: in-memory persist callbacks with
+ * highest growing under concurrent accepts; an announced token refuses the older holder's late
+ * write before the new holder wrote anything. Method: in-memory persist callbacks with
  * controllable promises.
  */
 import { describe, test } from 'node:test';
@@ -15,6 +16,23 @@ describe('client: fence', () => {
     await fence.accept(10);
     await assert.rejects(fence.accept(9), (error: { code?: string; message?: string }) =>
       error.code === 'CONCLAVE_FENCING_TOKEN_STALE' && /9 is stale: token 10/.test(error.message ?? ''));
+  });
+
+  test('announce: once a new holder announced, the old holder\'s late write is refused', async () => {
+    const stored: number[] = [];
+    const fence = new Fence({ persist: (token) => { stored.push(token); } });
+    const writes: string[] = [];
+    await fence.guard(4, () => writes.push('old'));
+    await fence.announce(7);                    // the new holder, before its first write
+    assert.equal(fence.highest, 7);
+    assert.deepEqual(stored, [4, 7], 'the announced token is persisted like an accepted one');
+    await assert.rejects(fence.guard(4, () => writes.push('old, late')),
+      (error: { code?: string }) => error.code === 'CONCLAVE_FENCING_TOKEN_STALE');
+    await fence.announce(7);                    // a retried announce
+    await fence.guard(7, () => writes.push('new'));
+    await assert.rejects(fence.announce(5), (error: { code?: string }) =>
+      error.code === 'CONCLAVE_FENCING_TOKEN_STALE');
+    assert.deepEqual(writes, ['old', 'new']);
   });
 
   test('a guarded write runs only under an accepted token', async () => {

@@ -31,6 +31,7 @@ import { clientDoor, createHttpApi } from '../../src/server/http-api.js';
 import { ClientStreamHub } from '../../src/server/client-stream.js';
 import { httpPathOf } from './fake-cluster.js';
 import { LeaseStreamHub } from '../../src/server/lease-stream.js';
+import { leaderlessAnswer } from '../../src/server/request-verdicts.js';
 import { WatchHub } from '../../src/server/watch-hub.js';
 
 /** Fast timing: a 30 ms election timeout makes the TTL minimum 93 ms. */
@@ -148,7 +149,8 @@ export class LeaseFakeCluster {
         ...(tls.ca === undefined ? {} : { ca: tls.ca }),
         ...(tls.requestCert === true ? { requestCert: true, rejectUnauthorized: true } : {}),
       }, handler);
-    const streams = new LeaseStreamHub({ core, clientUrlOf, logger: SILENT_LOGGER });
+    const streams = new LeaseStreamHub({ core, clientUrlOf, logger: SILENT_LOGGER,
+      leaderless: leaderlessAnswer(core, 1000) });
     server.on('upgrade', (req, socket, head) => {
       if (clientStreams.handleUpgrade(req, socket, head)) return;
       if (!streams.handleUpgrade(req, socket, head)) socket.destroy();

@@ -29,7 +29,13 @@ export type CampaignMutant =
    * the lease, and hold for a fresh TTL from now, as if the lease had just been renewed.
    * Lease ends reported while waiting are ignored.
    */
-  | 'claimWithoutLeaseRecheck';
+  | 'claimWithoutLeaseRecheck'
+  /**
+   * The driver's `held()` answers from the signal alone: no look at the clock, no stall
+   * check, so a holder whose own timer runs first after a pause believes it still holds.
+   * (The Campaign itself ignores it; src/client/recipe-driver.ts plants it.)
+   */
+  | 'heldWithoutClockCheck';
 
 export interface CampaignConfig {
   readonly keys: RecipeKeys;

@@ -35,6 +35,16 @@ export class StallWatch {
     this.dueMs = nowMs + config.tickIntervalMs;
   }
 
+  /**
+   * Says, without ticking, whether the process has already stalled: the next tick is overdue
+   * by more than `stallMsMax` at `nowMs`. A holder's own timer can run before the tick timer
+   * after a pause; this lets its "still held?" check see the stall first.
+   */
+  overdue(nowMs: number): StallVerdict {
+    const lateMs = nowMs - this.dueMs;
+    return lateMs > this.config.stallMsMax ? { kind: 'stalled', lateMs } : { kind: 'ok' };
+  }
+
   /** Called by the tick timer; says whether this tick came too late. */
   tick(nowMs: number): StallVerdict {
     const lateMs = nowMs - this.dueMs;

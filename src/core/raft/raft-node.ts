@@ -598,6 +598,8 @@ export class RaftNode {
       membership: this.configLog.current(),
       snapshotIndex: this.snapshot?.meta.index ?? logIndex(0),
       compactedIndex: this.log.getBaseIndex(),
+      leaderContactAgeMs: this.role === 'leader' ? 0
+        : Math.max(0, this.nowMs - this.leaderContactMs),
     };
   }
 

@@ -328,4 +328,10 @@ export interface RaftStatus {
   readonly membership: Membership;
   /** The target of the leadership transfer under way (leaders only), if any. */
   readonly transferTarget: NodeId | undefined;
+  /**
+   * How long ago (on this node's clock, as of its last tick) it last heard from a leader: 0
+   * while it leads, Infinity if it never has. Unit: ms. What tells "an election is under way"
+   * from "this member is cut off from a majority" (src/runtime/core/leaderless.ts).
+   */
+  readonly leaderContactAgeMs: number;
 }

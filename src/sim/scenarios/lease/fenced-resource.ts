@@ -2,9 +2,10 @@
  * The resource that election and lock holders write to, guarded by a FenceState (the same
  * code a real resource uses through `Fence`): it accepts a write whose fencing token is at
  * least the highest it accepted, and refuses a lower one. A write reaches it a short, random
- * network delay after the holder sent it; the resource itself never pauses.
+ * network delay after the holder sent it; the resource itself never pauses. A new holder
+ * announces its token first, and writes only once the announce was acknowledged.
  */
-import { FenceState } from '../../../core/election/index.js';
+import { FenceState, type FenceDecision } from '../../../core/election/index.js';
 import { randomFloat } from '../../../core/random.js';
 import type { Prng } from '../../prng.js';
 import type { Scheduler } from '../../scheduler.js';
@@ -25,12 +26,29 @@ export class FencedResources {
   /** The holder of `leadership` sends a write with `token`; the fence decides on arrival. */
   write(leadership: Leadership, token: number): void {
     this.scheduler.schedule(WRITE_DELAY_MS_MAX * randomFloat(this.prng), () => {
-      let fence = this.fences.get(leadership.recipe);
-      if (fence === undefined) {
-        fence = new FenceState();
-        this.fences.set(leadership.recipe, fence);
-      }
-      this.checker.written(leadership, token, fence.offer(token));
+      this.checker.written(leadership, token, this.fence(leadership.recipe).offer(token));
     });
+  }
+
+  /**
+   * The announce step (`Fence.announce`): a new holder registers `token` before its first
+   * write; the fence decides on arrival, and the answer travels back to `acked`.
+   */
+  announce(leadership: Leadership, token: number, acked: (decision: FenceDecision) => void):
+    void {
+    this.scheduler.schedule(WRITE_DELAY_MS_MAX * randomFloat(this.prng), () => {
+      const decision = this.fence(leadership.recipe).offer(token);
+      this.checker.announced(leadership, token, decision);
+      this.scheduler.schedule(WRITE_DELAY_MS_MAX * randomFloat(this.prng), () => acked(decision));
+    });
+  }
+
+  private fence(recipe: string): FenceState {
+    let fence = this.fences.get(recipe);
+    if (fence === undefined) {
+      fence = new FenceState();
+      this.fences.set(recipe, fence);
+    }
+    return fence;
   }
 }

@@ -20,8 +20,11 @@
  * for every lease counted from the heal). Elections and locks (recipe-checker.ts): no two
  * holders believe they hold one at the same instant; fencing tokens strictly grow and terms
  * grow by at least 1 from one leadership to the next; the fence accepts no token lower than one
- * it accepted. Every member holds the same state at the end. Planted bugs (`--mutant
- * deposedLeaderRevokes`, `ttlResetOnElection`, `claimWithoutLeaseRecheck`) are caught. With
+ * it accepted. Holdings (held-checker.ts): no write is sent while `held()` is false, and
+ * `held()` never says true after the lease truly ended; a release is not a loss; an unlock
+ * after a loss settles at once. Every member holds the same state at the end. Planted bugs
+ * (`--mutant deposedLeaderRevokes`, `ttlResetOnElection`, `claimWithoutLeaseRecheck`,
+ * `heldWithoutClockCheck` with `--timing-violated`) are caught. With
  * `--timing-violated` (holders frozen past their TTL) overlaps happen and are counted; the
  * fence still accepts no stale write. Same seed, same options: same trace hash.
  *
@@ -45,6 +48,7 @@ export {
 export { SimClientHost, type ClientHostCounts } from './client-host.js';
 export { ClientFaults, type ClientFaultPlan } from './client-faults.js';
 export { FencedResources } from './fenced-resource.js';
+export { HeldChecker, type HeldCounts, type HeldView } from './held-checker.js';
 export {
   RecipeChecker, type Leadership, type RecipeCounts,
 } from './recipe-checker.js';

@@ -134,6 +134,11 @@ export class LeaseChecker implements ServeObserver {
     };
   }
 
+  /** When the lease ended on the first member that ended it; undefined while it lives. */
+  endedAtMs(leaseId: number): number | undefined {
+    return this.leases.get(leaseId)?.endedAtMs;
+  }
+
   /** Leases granted and not ended yet. */
   get liveCount(): number {
     return this.live.size;

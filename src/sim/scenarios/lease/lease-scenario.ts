@@ -34,6 +34,7 @@ import { SettleGate } from '../../settle.js';
 import { TraceHash } from '../../trace-hash.js';
 import { ClientFaults } from './client-faults.js';
 import { FencedResources } from './fenced-resource.js';
+import { HeldChecker, type HeldCounts } from './held-checker.js';
 import { LeaseChecker, type LeaseCounts, type LeaseSlack } from './lease-checker.js';
 import { drawLeaseSettings, LEASE_FLAGS, type LeaseSettings } from './lease-settings.js';
 import { summarizeLease } from './lease-summary.js';
@@ -61,6 +62,8 @@ export interface LeaseFigures {
 export interface RecipeFigures {
   readonly timingViolated: boolean;
   readonly checks: RecipeCounts;
+  /** The holding checks (held-checker.ts). */
+  readonly held: HeldCounts;
   readonly workload: RecipeWorkloadCounts;
   readonly clientPauses: number;
   /** Unit: ms (real). */
@@ -96,6 +99,7 @@ interface Run {
   readonly clientFaults: ClientFaults;
   readonly checker: LeaseChecker;
   readonly recipeChecker: RecipeChecker;
+  readonly heldChecker: HeldChecker;
   readonly quietSinceMs: () => number;
   readonly broken: () => boolean;
 }
@@ -112,7 +116,7 @@ export async function runLeaseSeed(seed: number, options: ScenarioOptions,
   const trace = new TraceHash();
   const settings = drawLeaseSettings(prng, options);
   const run = assemble(prng, scheduler, trace, settings);
-  const { world, checker, recipeChecker } = run;
+  const { world, checker, recipeChecker, heldChecker } = run;
   const violations: Violation[] = [];
   try {
     await play(run);
@@ -126,7 +130,8 @@ export async function runLeaseSeed(seed: number, options: ScenarioOptions,
     await world.gate.settleIfMarked();
   }
   hooks.atEnd?.(world);
-  violations.unshift(...world.violations, ...checker.violations, ...recipeChecker.violations);
+  violations.unshift(...world.violations, ...checker.violations, ...recipeChecker.violations,
+    ...heldChecker.violations);
   return {
     seed, traceHash: trace.digest(), violations,
     figures: figuresOf(run), simulatedMs: scheduler.nowMs, events: scheduler.eventsRun,
@@ -148,24 +153,25 @@ function assemble(prng: Prng, scheduler: Scheduler, trace: TraceHash, settings: 
   });
   const recipeChecker = new RecipeChecker(() => scheduler.nowMs,
     settings.recipes.timingViolated);
+  const heldChecker = new HeldChecker(() => scheduler.nowMs, (id) => checker.endedAtMs(id));
   const { recipes: r } = settings;
   const recipes = new RecipeWorkload(prng.fork(), world.recipeClients, recipeChecker, checker,
     new FencedResources(scheduler, prng.fork(), recipeChecker), {
       recipes: r.targets, ttlMsMin: r.ttlMsMin, ttlMsMax: r.ttlMsMax, thinkMsMean: 300,
       releaseRate: 0.7, writeIntervalMsMean: r.writeIntervalMsMean,
       freezeBeforeWriteChance: r.freezeBeforeWriteChance,
-    });
+    }, heldChecker);
   const clientFaults = new ClientFaults(prng.fork(), scheduler,
     world.recipeClients.map((c) => c.host), r.faults);
   const broken = (): boolean => checker.violations.length > 0 || world.violations.length > 0
-    || recipeChecker.violations.length > 0;
+    || recipeChecker.violations.length > 0 || heldChecker.violations.length > 0;
   const runaway = (): boolean => {
     if (scheduler.eventsRun < EVENTS_MAX) return false;
     world.violations.push({ checker: 'runaway', atMs: scheduler.nowMs,
       message: `more than ${EVENTS_MAX} events: something loops without end` });
     return true;
   };
-  return { world, nemesis, workload, recipes, clientFaults, checker, recipeChecker,
+  return { world, nemesis, workload, recipes, clientFaults, checker, recipeChecker, heldChecker,
     quietSinceMs: () => quietSinceMs(), broken: () => broken() || runaway() };
 }
 
@@ -222,7 +228,7 @@ async function convergence(world: LeaseWorld): Promise<Violation[]> {
 }
 
 function figuresOf(run: Run): LeaseFigures {
-  const { checker, workload, world, nemesis, recipes, recipeChecker } = run;
+  const { checker, workload, world, nemesis, recipes, recipeChecker, heldChecker } = run;
   const hosts = world.recipeClients.map((c) => c.host.counts);
   const total = (f: (c: (typeof hosts)[number]) => number): number =>
     hosts.reduce((s, c) => s + f(c), 0);
@@ -234,7 +240,7 @@ function figuresOf(run: Run): LeaseFigures {
     snapshots: { ...world.snapshots.counts },
     recipes: {
       timingViolated: world.settings.recipes.timingViolated,
-      checks: { ...recipeChecker.counts },
+      checks: { ...recipeChecker.counts }, held: { ...heldChecker.counts },
       workload: { ...recipes.counts, ends: { ...recipes.counts.ends },
         holdingEnds: { ...recipes.counts.holdingEnds } },
       clientPauses: total((c) => c.pauses), clientPausedMs: total((c) => c.pausedMs),

@@ -25,7 +25,7 @@ import type { RecipeTarget } from './recipe-workload.js';
 
 /** Every campaign mutant once (the compiler lists a new one here). */
 const CAMPAIGN_MUTANTS: Readonly<Record<CampaignMutant, true>> = {
-  claimWithoutLeaseRecheck: true,
+  claimWithoutLeaseRecheck: true, heldWithoutClockCheck: true,
 };
 const CAMPAIGN_MUTANT_NAMES = Object.keys(CAMPAIGN_MUTANTS) as CampaignMutant[];
 

@@ -93,6 +93,9 @@ function summarizeRecipes(results: readonly SeedResult<LeaseFigures>[]):
     campaignsLost: sum((f) => f.workload.campaigns - f.workload.elected),
     stallEnds: sum((f) => f.workload.ends.stalled),
     clientFreezes: sum((f) => f.clientPauses), clientCuts: sum((f) => f.clientCuts),
+    heldChecks: sum((f) => f.held.checks), heldRefused: sum((f) => f.held.refused),
+    announced: sum((f) => f.held.announced),
+    unlocksAfterLoss: sum((f) => f.held.unlocksAfterLoss),
   };
   const overlaps = violated
     ? `${data.overlaps} overlaps seen (expected: --timing-violated; in ${data.seedsWithOverlap} `
@@ -108,6 +111,9 @@ function summarizeRecipes(results: readonly SeedResult<LeaseFigures>[]):
       + `${overlaps}; stale writes refused: ${data.staleWritesRefused}, stale writes `
       + `accepted: ${data.staleWritesAccepted} (${data.writesAccepted} writes accepted, `
       + `${data.supersededAccepted} of them from a replaced holder before its successor wrote)`,
+    `held() before each write: ${data.heldChecks} checks, ${data.heldRefused} said false (no `
+      + `write sent); ${data.announced} tokens announced before a first write; `
+      + `${data.unlocksAfterLoss} unlocks after a loss, each settled at once`,
   ];
   const violations: Violation[] = [];
   if (violated && data.overlaps === 0 && results.length >= VIOLATED_SEEDS_WITHOUT_OVERLAP_MAX) {

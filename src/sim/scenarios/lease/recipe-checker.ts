@@ -141,6 +141,24 @@ export class RecipeChecker {
     if (state.newest !== leadership) this.counts.supersededAccepted++;
   }
 
+  /** The resource's fence decided on the announce of `leadership`'s holder, with `token`. */
+  announced(leadership: Leadership, token: number, decision: FenceDecision): void {
+    const state = this.state(leadership.recipe);
+    if (decision.kind === 'stale') {
+      if (token >= state.acceptedMax) {
+        this.violate('fence', `${leadership.recipe}: announce of ${leadership.client} with token `
+          + `${token} refused, though the highest accepted is ${state.acceptedMax}`);
+      }
+      return;
+    }
+    if (token < state.acceptedMax) {
+      this.violate('fence', `${leadership.recipe}: announce of ${leadership.client} with token `
+        + `${token} accepted after token ${state.acceptedMax} was accepted`);
+      return;
+    }
+    state.acceptedMax = token;
+  }
+
   private overlap(earlier: Leadership, later: Leadership): void {
     this.counts.overlaps++;
     this.overlapsOpen.add({ a: earlier, b: later, sinceMs: later.beganAtMs });

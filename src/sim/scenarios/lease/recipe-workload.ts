@@ -11,16 +11,20 @@
  * the bound counted from the heal.
  *
  * A holding lasts, for the checkers, from the moment the campaign resolved to the moment its
- * `signal` aborted: what a holder's code can know. A write is checked, then done a few ms later
- * with no second check, as real code does: a freeze between the two sends a stale token. Under
- * `--timing-violated` some write checks are followed by exactly such a freeze, longer than the
- * TTL (the directed shape of Kleppmann's GC-pause example).
+ * `signal` aborted: what a holder's code can know. A new holder first announces its token to
+ * the resource and writes only once that was acknowledged. Each write is looked at (the signal),
+ * then done a few ms later right after `held()` said true, as docs/elections.md tells holders:
+ * a freeze between the look and the write would otherwise send a stale token. Under
+ * `--timing-violated` some looks are followed by exactly such a freeze, longer than the TTL
+ * (the directed shape of Kleppmann's GC-pause example), which `held()` must see. A holding that
+ * was lost is then unlocked (resigned), which must settle at once (held-checker.ts).
  */
-import { LeadershipLostError, type Holding } from '../../../client/recipe-driver.js';
+import { HoldingEndedError, type Holding } from '../../../client/recipe-driver.js';
 import type { RecipeKind } from '../../../core/election/index.js';
 import { randomChance, randomFloat, randomInt } from '../../../core/random.js';
 import type { Prng } from '../../prng.js';
 import type { FencedResources } from './fenced-resource.js';
+import type { HeldChecker } from './held-checker.js';
 import type { LeaseChecker } from './lease-checker.js';
 import type { SimClient } from './lease-world.js';
 import { holderView } from './lease-workload.js';
@@ -74,6 +78,8 @@ interface Run {
   leadership: Leadership | undefined;
   /** The holder let go (resigned, unlocked or abandoned): counted once. */
   lettingGo: boolean;
+  /** The holder resigned or unlocked (rather than abandoning its lease). */
+  released: boolean;
 }
 
 export class RecipeWorkload {
@@ -91,6 +97,7 @@ export class RecipeWorkload {
     private readonly leaseChecker: LeaseChecker,
     private readonly resources: FencedResources,
     private readonly options: RecipeWorkloadOptions,
+    private readonly heldChecker: HeldChecker,
   ) {
     // The lease checker learns the holder of every recipe lease as soon as it is granted.
     for (const client of clients) {
@@ -124,7 +131,7 @@ export class RecipeWorkload {
     const target = o.recipes[randomInt(this.prng, 0, o.recipes.length)]!;
     const run: Run = { client, target, ttlMs: randomInt(this.prng, o.ttlMsMin, o.ttlMsMax + 1),
       abort: new AbortController(), holding: undefined, leadership: undefined,
-      lettingGo: false };
+      lettingGo: false, released: false };
     this.current.set(client, run);
     this.counts.campaigns++;
     const options = { ttlMs: run.ttlMs, signal: run.abort.signal };
@@ -147,8 +154,16 @@ export class RecipeWorkload {
     if (holding.signal.aborted) return onEnd(); // ended before the holder could act on it
     holding.signal.addEventListener('abort', onEnd, { once: true });
     const holdMs = run.ttlMs * (0.25 + 1.75 * randomFloat(this.prng));
-    run.client.host.processClock.setTimer(holdMs, () => this.letGo(run));
-    this.writeCheck(run, holding);
+    const clock = run.client.host.processClock;
+    clock.setTimer(holdMs, () => this.letGo(run));
+    // The announce step: register the token with the resource, write only once acknowledged.
+    this.resources.announce(run.leadership, holding.fencingToken, (decision) => {
+      clock.setTimer(0, () => {
+        if (decision.kind === 'stale') return; // superseded already: nothing to write
+        this.heldChecker.announced();
+        this.writeCheck(run, holding);
+      });
+    });
   }
 
   /** The campaign or holding is over, by `reason`; the client campaigns again later. */
@@ -157,6 +172,8 @@ export class RecipeWorkload {
     if (run.leadership !== undefined) {
       this.counts.holdingEnds[reason]++;
       this.checker.ended(run.leadership);
+      this.heldChecker.ended(run.leadership, run.holding?.signal.reason, run.released);
+      if (reason !== 'released') this.unlockAfterLoss(run, run.leadership);
     }
     if (this.current.get(run.client) === run) this.current.delete(run.client);
     this.next(run.client);
@@ -168,6 +185,7 @@ export class RecipeWorkload {
     run.lettingGo = true;
     if (randomChance(this.prng, this.options.releaseRate)) {
       this.counts.released++;
+      run.released = true;
       release(holding).catch(() => undefined); // a failed delete: the lease ends it anyway
     } else {
       this.counts.abandoned++;
@@ -175,9 +193,20 @@ export class RecipeWorkload {
     }
   }
 
+  /** After a loss, an unlock (resign) must settle at once: timed on the holder's clock. */
+  private unlockAfterLoss(run: Run, leadership: Leadership): void {
+    const holding = run.holding;
+    if (holding === undefined) return;
+    const clock = run.client.host.processClock;
+    const calledAtMs = clock.monotonicMs();
+    const settled = (): void => this.heldChecker.unlockedAfterLoss(leadership,
+      clock.monotonicMs() - calledAtMs);
+    release(holding).then(settled, settled);
+  }
+
   /**
-   * While the holding's signal has not aborted: check, then write a few ms later with the
-   * token the check saw (no second check), then check again after a random interval.
+   * While the holding's signal has not aborted: look, then a few ms later ask `held()` and
+   * write with the token only if it said true, then look again after a random interval.
    */
   private writeCheck(run: Run, holding: Holding): void {
     if (holding.signal.aborted) return;
@@ -189,8 +218,15 @@ export class RecipeWorkload {
       client.host.pause(run.ttlMs * (1.2 + 1.3 * randomFloat(this.prng)));
     }
     clock.setTimer(5 * randomFloat(this.prng), () => {
-      this.counts.writesSent++;
-      this.resources.write(leadership!, token);
+      const lease = client.leases.get(holding.leaseId);
+      const view = { leaseId: holding.leaseId,
+        pastDeadlineMs: lease === undefined ? -Infinity : clock.monotonicMs() - lease.expiresAtMs };
+      const held = holding.held();
+      if (held) {
+        this.counts.writesSent++;
+        this.resources.write(leadership!, token);
+      }
+      this.heldChecker.checked(leadership!, view, held, held);
     });
     const gapMs = -Math.log(1 - randomFloat(this.prng)) * this.options.writeIntervalMsMean;
     clock.setTimer(gapMs, () => this.writeCheck(run, holding));
@@ -205,7 +241,7 @@ function release(holding: Holding): Promise<void> {
 
 /** Why a campaign rejected, or a holding's signal aborted. */
 function reasonOf(error: unknown): RecipeEndReason {
-  if (error instanceof LeadershipLostError) return error.lossReason;
+  if (error instanceof HoldingEndedError) return error.lossReason;
   if (error instanceof Error && error.name === 'AbortError') return 'aborted';
   return 'failed';
 }

@@ -11,6 +11,9 @@
  * are caught by `term`, 4 by `no-overlap` as well, the first at seed 23; a run stops at its
  * first violation). shipped-client.test.ts catches the same mutant by no-overlap in its
  * directed shape (a waiter's predecessor goes while the leader still holds).
+ * heldWithoutClockCheck (held() from the signal alone) shows only with holders frozen past
+ * their TTL (`--timing-violated`: within the assumptions no freeze outlasts the margin): of
+ * seeds 1–20, all but 2 and 19 are caught by `held`, the first at seed 1.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -40,6 +43,16 @@ describe('sim: scenarios: lease: mutants', () => {
     const found = await firstCaught('ttlResetOnElection', 10);
     assert.ok(found !== undefined, 'not caught in 10 seeds');
     assert.match(found.checker, /^not-much-later/);
+  });
+
+  test('heldWithoutClockCheck is caught by held (holders frozen past their TTL)', async () => {
+    let found: number | undefined;
+    for (let seed = 1; seed <= 10 && found === undefined; seed++) {
+      const result = await runLeaseSeed(seed, { ...OPTIONS, 'timing-violated': true,
+        mutant: 'heldWithoutClockCheck' });
+      if (result.violations.some((v) => v.checker === 'held')) found = seed;
+    }
+    assert.ok(found !== undefined, 'not caught in 10 seeds');
   });
 
   test('claimWithoutLeaseRecheck (etcd#11456) is caught by term or no-overlap', async () => {

@@ -14,7 +14,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
-  LeadershipLostError, type Holding, type Leadership as ClientLeadership,
+  HoldingEndedError, HoldingReleasedError, LeadershipLostError, type Holding,
+  type Leadership as ClientLeadership,
 } from '../../../../src/client/index.js';
 import { CoordError } from '../../../../src/errors.js';
 import { Prng } from '../../../../src/sim/prng.js';
@@ -89,7 +90,7 @@ function campaign(f: Fixture, index: number): Candidate {
   const candidate: Candidate = { client, holding: undefined, leadership: undefined,
     end: undefined };
   const ended = (reason: unknown): void => {
-    const name = reason instanceof LeadershipLostError ? reason.lossReason : String(reason);
+    const name = reason instanceof HoldingEndedError ? reason.lossReason : String(reason);
     candidate.end = { reason: name, atMs: f.world.scheduler.nowMs };
     if (candidate.leadership !== undefined) f.checker.ended(candidate.leadership);
   };
@@ -225,6 +226,65 @@ describe('sim: scenarios: lease: the shipped recipe driver', () => {
     const leaseId = a.holding!.leaseId;
     await runUntil(f, 1_000, () => f.world.leader()?.process?.core.store.lease(leaseId)
       === undefined, 'the stalled holder revoked its lease');
+  });
+
+  test('after a freeze, held() is false before any timer ran: the holder\'s own timer sees it',
+    async () => {
+      const f = await quietWorld(13);
+      const a = campaign(f, 0);
+      await runUntil(f, 2_000, () => holding(a), 'A elected');
+      const host = f.world.recipeClients[0]!.host;
+      const leadership = a.holding!;
+      assert.equal(leadership.held(), true);
+      assert.ok(leadership.remainingMs > 0);
+      // The holder's next write timer, due 1 ms from now: it runs first after the freeze.
+      const seen: { held: boolean; aborted: boolean; remainingMs: number }[] = [];
+      host.processClock.setTimer(1, () => seen.push({ held: leadership.held(),
+        aborted: leadership.signal.aborted, remainingMs: leadership.remainingMs }));
+      // Frozen well past the TTL: at the resume its lease has ended at the servers.
+      host.pause(2 * f.settings.recipes.ttlMsMin);
+      await runUntil(f, 3 * f.settings.recipes.ttlMsMin, () => seen.length === 1,
+        'the write timer ran');
+      assert.deepEqual(seen, [{ held: false, aborted: true, remainingMs: 0 }]);
+      const reason = leadership.signal.reason as LeadershipLostError;
+      assert.ok(reason instanceof LeadershipLostError);
+      assert.equal(reason.name, 'AbortError');
+      assert.equal(reason.lossReason, 'stalled');
+      assert.equal(reason.code, 'CONCLAVE_LEASE_EXPIRED');
+    });
+
+  test('heldWithoutClockCheck: the same frozen holder believes it holds', async () => {
+    const f = await quietWorld(13, 'heldWithoutClockCheck');
+    const a = campaign(f, 0);
+    await runUntil(f, 2_000, () => holding(a), 'A elected');
+    const host = f.world.recipeClients[0]!.host;
+    const seen: boolean[] = [];
+    host.processClock.setTimer(1, () => seen.push(a.holding!.held()));
+    host.pause(2 * f.settings.recipes.ttlMsMin);
+    await runUntil(f, 3 * f.settings.recipes.ttlMsMin, () => seen.length === 1,
+      'the write timer ran');
+    assert.deepEqual(seen, [true], 'the mutant must answer from the signal alone');
+  });
+
+  test('a resign is not a loss; an unlock after a loss settles at once', async () => {
+    const f = await quietWorld(14);
+    const a = campaign(f, 0);
+    await runUntil(f, 2_000, () => holding(a), 'A elected');
+    await ok(f, (a.holding as ClientLeadership).resign());
+    const released = a.holding!.signal.reason as HoldingReleasedError;
+    assert.ok(released instanceof HoldingReleasedError);
+    assert.equal(released.name, 'AbortError');
+    assert.equal(released.code, 'CONCLAVE_RELEASED');
+    assert.equal(released.lossReason, 'released');
+    const b = campaign(f, 1);
+    await runUntil(f, 2_000, () => holding(b), 'B elected');
+    // B is cut off until its lease ends: a loss, while no member can answer its revoke.
+    f.world.recipeClients[1]!.host.cut(4 * f.settings.recipes.ttlMsMin);
+    await runUntil(f, 2 * f.settings.recipes.ttlMsMin, () => b.end !== undefined, 'B lost');
+    assert.equal(b.end?.reason, 'lease-ended');
+    const calledAtMs = f.world.scheduler.nowMs;
+    await ok(f, (b.holding as ClientLeadership).resign());
+    assert.equal(f.world.scheduler.nowMs, calledAtMs, 'the resign waited for the cluster');
   });
 
   /** A leads, B waits on A, C waits on B; B is cut off for 3 TTLs, A resigns meanwhile. */
