@@ -153,6 +153,11 @@ function addViewMetrics(registry: Registry, source: GossipMetricsSource): void {
     ['state'],
     (s) => [[{ state: 'alive' }, s.membersAlive], [{ state: 'suspect' }, s.membersSuspect],
       [{ state: 'dead' }, s.membersDead], [{ state: 'left' }, s.membersLeft]], source);
+  gauge(registry, 'conclave_gossip_stable_members',
+    'the last stable membership that keep-majority and keep-oldest count against, and how '
+      + 'many of it are live now', ['live'],
+    (s) => [[{ live: 'true' }, s.stableMembersLive],
+      [{ live: 'false' }, s.stableMembers - s.stableMembersLive]], source);
   gauge(registry, 'conclave_gossip_incarnation', 'this member\'s incarnation', [],
     (s) => [[{}, s.incarnation]], source);
   gauge(registry, 'conclave_gossip_awareness_score',

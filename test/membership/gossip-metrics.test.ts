@@ -23,7 +23,7 @@ const DOCUMENTED = ['messages_sent_total', 'datagrams_total', 'datagram_bytes_to
   'stream_messages_total', 'probes_total', 'refutations_total', 'datagrams_dropped_total',
   'invalid_messages_total', 'updates_rejected_total', 'claims_rejected_total',
   'keyring_failures_total', 'stream_sender_mismatch_total', 'handshakes_refused_total',
-  'members', 'incarnation', 'awareness_score', 'leader_generation'];
+  'members', 'stable_members', 'incarnation', 'awareness_score', 'leader_generation'];
 
 async function solo(name: string): Promise<{ membership: Membership; server: MetricsServer }> {
   const membership = await joinCluster({ name, bind: '127.0.0.1:0', seeds: [],
@@ -47,6 +47,8 @@ describe('membership: gossip metrics', () => {
     }
     assert.equal(line(first, 'conclave_gossip_members{state="alive"}'),
       'conclave_gossip_members{state="alive"} 1');
+    assert.equal(line(first, 'conclave_gossip_stable_members{live="true"}'),
+      'conclave_gossip_stable_members{live="true"} 1');
     assert.equal(line(first, 'conclave_gossip_leader_generation{leader="solo"}')?.split(' ')[1],
       String(membership.leader()?.generation));
     const socket = dgram.createSocket('udp4');
