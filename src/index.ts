@@ -21,6 +21,8 @@ export * from './client/index.js';
 export { SystemClock } from './adapters/system-clock.js';
 export { startNode } from './server/start-node.js';
 export type { EmbeddedNode, StartNodeOptions } from './server/start-node.js';
+export type { PeerAuthentication } from './adapters/tcp-transport-auth.js';
+export { readOrCreatePeerSecret } from './server/peer-credentials.js';
 export type { StateMachine, ProposalOutcome } from './runtime/raft/raft-runtime.js';
 export type { Entry } from './core/raft/types.js';
 export { joinCluster, Membership } from './membership/index.js';

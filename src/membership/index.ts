@@ -31,6 +31,8 @@
  * ```
  */
 export { joinCluster } from './join-cluster.js';
+export { gossipMetricsRegistry, type GossipMetricsSource } from './gossip-metrics.js';
+export { startMetricsServer, type MetricsServer } from './metrics-server.js';
 export {
   GossipKeyring,
   generateGossipKey,

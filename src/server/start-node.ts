@@ -24,12 +24,14 @@ import { parsePeerAddress, type PeerAddress } from '../adapters/peer-address.js'
 import { SystemClock } from '../adapters/system-clock.js';
 import { SystemRandom } from '../adapters/system-random.js';
 import { TcpTransport } from '../adapters/tcp-transport.js';
+import { NO_PEER_AUTHENTICATION, type PeerAuthentication } from '../adapters/tcp-transport-auth.js';
 import { nodeId, type NodeId } from '../core/ids.js';
 import { RAFT_DEFAULTS_LAN, type RaftEvent, type RaftMessage, type RaftStatus, type RaftTuning } from '../core/raft/index.js';
 import { ConfigInvalidError } from '../errors.js';
 import { SILENT_LOGGER, type Logger } from '../ports/logger.js';
 import { RaftRuntime, type ProposalOutcome, type StateMachine } from '../runtime/raft/raft-runtime.js';
 import { openMemberData } from './member-data.js';
+import { isLoopback } from './server-config.js';
 
 export interface StartNodeOptions<R> {
   readonly id: NodeId;
@@ -56,6 +58,17 @@ export interface StartNodeOptions<R> {
   readonly raft?: Partial<RaftTuning>;
   /** Checked in every peer handshake, so two clusters never mix. Default: 'conclave-embedded'. */
   readonly clusterName?: string;
+  /**
+   * How peers prove they belong, as `conclave server`'s peer port does (docs/security.md):
+   * `{ kind: 'secret', secret }` (an HMAC challenge with a secret every node shares, at least
+   * 32 bytes: `readOrCreatePeerSecret(file)` makes one), or `{ kind: 'tls', cert, key, ca }`
+   * (mutual TLS, each certificate naming its node id), or `{ kind: 'none' }`. Every node of a
+   * cluster must use the same kind. Default: none, which is refused for a `listen` beyond
+   * loopback unless `insecure`, and logged at warn for a cluster of more than one node.
+   */
+  readonly authentication?: PeerAuthentication;
+  /** Allow a `listen` beyond loopback without mutual TLS. Default: false. */
+  readonly insecure?: boolean;
   readonly logger?: Logger;
   readonly onEvent?: (event: RaftEvent) => void;
   /**
@@ -79,9 +92,18 @@ export async function startNode<R>(options: StartNodeOptions<R>): Promise<Embedd
   const peers = new Map<NodeId, PeerAddress>();
   for (const [id, text] of Object.entries(options.peers)) peers.set(nodeId(id), address(`peers.${id}`, text));
   if (!peers.has(options.id)) throw new ConfigInvalidError(`peers must include this node's id ${options.id}`);
+  const authentication = options.authentication ?? NO_PEER_AUTHENTICATION;
+  if (authentication.kind !== 'tls' && options.insecure !== true && !isLoopback(listen.host)) {
+    throw new ConfigInvalidError(`listen: ${listen.host} is beyond loopback: give authentication `
+      + "{ kind: 'tls', cert, key, ca } (mutual TLS, docs/security.md), or insecure: true");
+  }
   const clock = new SystemClock();
   const random = new SystemRandom();
   const logger = options.logger ?? SILENT_LOGGER;
+  if (authentication.kind === 'none' && peers.size > 1) {
+    logger.warn({}, 'peer authentication is off: anyone who can reach the peer port can join '
+      + 'this cluster and forge messages (pass authentication; docs/security.md)');
+  }
   const clusterName = options.clusterName ?? 'conclave-embedded';
   // The data dir and its log first: a refused one costs no listener.
   const data = await openMemberData({ dataDir: options.dataDir, name: options.id, clusterName,
@@ -91,6 +113,7 @@ export async function startNode<R>(options: StartNodeOptions<R>): Promise<Embedd
     localId: options.id, listen, validate: RAFT_MESSAGE_VALIDATOR, random, logger,
     peers: new Map([...peers].filter(([id]) => id !== options.id)),
     config: { clusterName: `${clusterName}/${data.identity.clusterId}`, frameBytesMax: 4 * 1024 * 1024 },
+    authentication,
   }).catch(async (error: unknown) => {
     await data.close();
     throw error;

@@ -8,108 +8,21 @@
  * deadlines come from SWIM's own bounds, sized for a loaded machine (test/support/deadlines.ts).
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { after, describe, test } from 'node:test';
 import { SWIM_DEFAULTS_LOCAL, swimDeathDeclarationBoundMs } from '../../src/core/swim/index.js';
-import { deadlineMs as loadedDeadlineMs, PROCESS_START_MS_IDLE } from '../support/deadlines.js';
-import { BIN, BUILT } from '../support/real-cluster.js';
+import { deadlineMs as loadedDeadlineMs } from '../support/deadlines.js';
+import {
+  MemberProcesses, oldest, views, waitUntil, type MemberLine as Line, type MemberProcess,
+} from '../support/member-processes.js';
+import { BUILT } from '../support/real-cluster.js';
 
 /** The death-declaration bound of the LOCAL profile for 5 members, with no loss. Unit: ms. */
 const DEATH_BOUND_MS = swimDeathDeclarationBoundMs(SWIM_DEFAULTS_LOCAL, 5);
 
-/** One printed line: a membership event (or the 'listening' line) with the wall time. */
-interface Line {
-  readonly kind: string;
-  readonly time: string;
-  readonly member?: string;
-  readonly address?: string;
-  readonly age?: number;
-  readonly reason?: string;
-  readonly leader?: { readonly id: string; readonly generation: number };
-}
-
-class MemberProcess {
-  readonly lines: Line[] = [];
-  stderr = '';
-  exit: { code: number | null; signal: string | null } | undefined;
-  private readonly child: ChildProcess;
-  private partial = '';
-
-  constructor(readonly name: string, seeds: readonly string[]) {
-    this.child = spawn(process.execPath, [BIN, 'member', '--name', name, '--bind', '127.0.0.1:0',
-      '--seeds', seeds.join(','), '--profile', 'local', '--cluster-name', 'member-process-test',
-      '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk.toString()));
-    this.child.stderr?.on('data', (chunk: Buffer) => {
-      this.stderr = (this.stderr + chunk.toString()).slice(-4000);
-    });
-    this.child.on('exit', (code, signal) => (this.exit = { code, signal }));
-  }
-
-  get address(): string | undefined {
-    return this.lines.find((l) => l.kind === 'listening')?.address;
-  }
-
-  /** The leader in this member's view: the last leader-changed line. */
-  get leader(): Line['leader'] {
-    return this.lines.filter((l) => l.kind === 'leader-changed').at(-1)?.leader;
-  }
-
-  joinedSelf(): boolean {
-    return this.lines.some((l) => l.kind === 'joined' && l.member === this.name);
-  }
-
-  kill(signal: NodeJS.Signals): void {
-    if (this.exit === undefined) this.child.kill(signal);
-  }
-
-  private onStdout(text: string): void {
-    const parts = (this.partial + text).split('\n');
-    this.partial = parts.pop() ?? '';
-    for (const part of parts) if (part.trim() !== '') this.lines.push(JSON.parse(part) as Line);
-  }
-}
-
-const processes: MemberProcess[] = [];
-after(() => {
-  for (const p of processes) p.kill('SIGKILL');
-});
-
-async function waitUntil(
-  condition: () => boolean, deadlineMs: number, what: () => string,
-): Promise<void> {
-  const end = performance.now() + deadlineMs;
-  while (!condition()) {
-    if (performance.now() > end) throw new Error(`timed out after ${deadlineMs} ms: ${what()}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-function views(members: readonly MemberProcess[]): string {
-  return members.map((m) => `${m.name}: leader ${JSON.stringify(m.leader)}`
-    + `${m.exit === undefined ? '' : ` exited ${JSON.stringify(m.exit)}`} ${m.stderr.slice(-300)}`)
-    .join('\n');
-}
-
-async function launch(name: string, seeds: readonly string[]): Promise<MemberProcess> {
-  const member = new MemberProcess(name, seeds);
-  processes.push(member);
-  await waitUntil(() => member.joinedSelf() || member.exit !== undefined,
-    loadedDeadlineMs(PROCESS_START_MS_IDLE),
-    () => `${name} admitted\n${views([member])}`);
-  assert.equal(member.exit, undefined, `${name} exited: ${member.stderr}`);
-  return member;
-}
-
-/** The oldest member among `ids` in `view`'s eyes: smallest age, then smallest id. */
-function oldest(view: MemberProcess, ids: readonly string[]): string {
-  const ages = new Map<string, number>();
-  for (const line of view.lines) {
-    if (line.kind === 'joined' && line.member !== undefined) ages.set(line.member, line.age ?? 0);
-  }
-  const sorted = [...ids].sort((a, b) => (ages.get(a)! - ages.get(b)!) || (a < b ? -1 : 1));
-  return sorted[0]!;
-}
+const cluster = new MemberProcesses('member-process-test');
+after(() => cluster.killAll());
+const launch = (name: string, seeds: readonly string[]): Promise<MemberProcess> =>
+  cluster.launch(name, seeds);
 
 const msSince = (wallMs: number, line: Line | undefined): number =>
   line === undefined ? NaN : Date.parse(line.time) - wallMs;

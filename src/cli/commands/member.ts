@@ -7,12 +7,14 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createPinoLogger, type LogLevel } from '../../adapters/pino-logger.js';
 import { SPLIT_BRAIN_STRATEGIES, type SplitBrainStrategy } from '../../core/swim/index.js';
-import type { MembershipEvent, SwimLeader } from '../../core/swim/index.js';
+import type { MembershipEvent, SwimConfig, SwimLeader } from '../../core/swim/index.js';
 import { assertNever } from '../../core/assert.js';
 import {
   generateGossipKey, joinCluster, loadGossipKeyFile, MEMBERSHIP_PORT_DEFAULT, SWIM_PROFILES,
   type Membership, type SwimProfile,
 } from '../../membership/index.js';
+import { gossipMetricsRegistry } from '../../membership/gossip-metrics.js';
+import { startMetricsServer, type MetricsServer } from '../../membership/metrics-server.js';
 import { GossipFeed } from '../../dashboard/gossip-feed.js';
 import { parseListenAddress, startPageServer } from '../../dashboard/page-server.js';
 import type { CliIo } from '../io.js';
@@ -43,6 +45,12 @@ export function memberCommand(io: CliIo): Command {
       + 'keygen)')
     .option('--insecure', 'allow a --bind beyond loopback without --encrypt-key-file '
       + '(unauthenticated gossip)', false)
+    .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics '
+      + '(port 0: the OS picks; the URL is printed)', listenAddress)
+    .option('--admissions-per-second-max <n>', 'strangers admitted per second once the burst '
+      + 'is spent (default: the profile\'s)', integerIn(1, 1_000_000))
+    .option('--admissions-burst-max <n>', 'strangers admitted at once before the rate applies '
+      + '(default: the profile\'s)', integerIn(1, 1_000_000))
     .option('--ui <host:port>', 'serve the dashboard\'s membership tab here (port 0: the OS ' +
       'picks; the URL is printed)', listenAddress)
     .option('--json', 'print one JSON object per line', false)
@@ -75,6 +83,7 @@ async function runMember(io: CliIo, opts: Record<string, unknown>): Promise<void
     ...(opts['joinTimeoutMs'] === undefined
       ? {} : { joinDeadlineMs: opts['joinTimeoutMs'] as number }),
     insecure: opts['insecure'] === true,
+    config: admissionOverrides(opts),
     ...(keyring === undefined ? {} : { keyring }),
     logger,
   });
@@ -85,6 +94,13 @@ async function runMember(io: CliIo, opts: Record<string, unknown>): Promise<void
       await membership.close();
       throw error;
     });
+  const metricsAt = opts['metrics'] as { host: string; port: number } | undefined;
+  const metrics = metricsAt === undefined ? undefined
+    : await serveMetrics(io, membership, metricsAt, json).catch(async (error: unknown) => {
+      await ui?.close();
+      await membership.close();
+      throw error;
+    });
   io.out(json
     ? JSON.stringify({ kind: 'listening', time: new Date().toISOString(), self: membership.id,
       address: membership.address, seeds })
@@ -92,6 +108,27 @@ async function runMember(io: CliIo, opts: Record<string, unknown>): Promise<void
       + `(udp+tcp), ${seeds.length === 0 ? 'bootstrapped' : `seeds ${seeds.join(',')}`}`);
   await untilSignal(membership, logger.info.bind(logger));
   await ui?.close();
+  await metrics?.close();
+}
+
+/** `--admissions-*`: overrides of the admission budget on top of the profile. */
+function admissionOverrides(opts: Record<string, unknown>): Partial<SwimConfig> {
+  const perSecond = opts['admissionsPerSecondMax'] as number | undefined;
+  const burst = opts['admissionsBurstMax'] as number | undefined;
+  return {
+    ...(perSecond === undefined ? {} : { admissionsPerSecondMax: perSecond }),
+    ...(burst === undefined ? {} : { admissionsBurstMax: burst }),
+  };
+}
+
+/** `--metrics ADDR`: the member's counters as Prometheus text (membership/gossip-metrics.ts). */
+async function serveMetrics(io: CliIo, membership: Membership,
+  address: { host: string; port: number }, json: boolean): Promise<MetricsServer> {
+  const server = await startMetricsServer(address.host, address.port,
+    gossipMetricsRegistry(membership));
+  io.out(json ? JSON.stringify({ kind: 'metrics', url: server.url })
+    : `${new Date().toISOString()} ${membership.id} metrics ${server.url}`);
+  return server;
 }
 
 /** `--ui ADDR`: the membership tab on its own small server (src/dashboard/gossip-feed.ts). */
