@@ -20,7 +20,10 @@ interface Run {
 async function run(args: string[]): Promise<Run> {
   const out: string[] = [];
   const err: string[] = [];
-  const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), exitCode: 0 };
+  // stdin: empty and not a terminal, whatever the test runner's own stdin is (a never-closed
+  // pipe in some CI shells would otherwise keep `kv put KEY` waiting for its value).
+  const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), exitCode: 0,
+    stdinIsTty: false, readStdin: () => Promise.resolve('') };
   const code = await runCli(args, io);
   return { code, out, err };
 }
@@ -94,7 +97,7 @@ describe('cli: kv', () => {
     const badLimit = await run(['kv', 'range', 'p', '--limit', 'many', ...endpoints]);
     assert.equal(badLimit.code, 2);
     assert.match(badLimit.err.join('\n'), /--limit/);
-    assert.equal((await run(['kv', 'put', 'only-key', ...endpoints])).code, 2);
+    assert.equal((await run(['kv', 'put', ...endpoints])).code, 2); // no KEY
     assert.equal((await run(['kv', 'frob', ...endpoints])).code, 2);
     const help = await run(['kv', 'put', '--help']);
     assert.equal(help.code, 0);
