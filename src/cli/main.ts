@@ -8,6 +8,7 @@ import { certsCommand } from './commands/certs.js';
 import { compactCommand } from './commands/compact.js';
 import { devCommand } from './commands/dev.js';
 import { electCommand } from './commands/elect.js';
+import { endpointCommand } from './commands/endpoint.js';
 import { kvCommand } from './commands/kv.js';
 import { leaseCommand } from './commands/lease.js';
 import { lockCommand } from './commands/lock.js';
@@ -35,7 +36,8 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .exitOverride();
   for (const command of [simCommand(io), serverCommand(io), devCommand(io), statusCommand(io),
     kvCommand(io), watchCommand(io), compactCommand(io), leaseCommand(io), electCommand(io),
-    lockCommand(io), memberCommand(io), keygenCommand(io), certsCommand(io), replayCommand(io)]) {
+    lockCommand(io), memberCommand(io), keygenCommand(io), certsCommand(io), replayCommand(io),
+    endpointCommand(io)]) {
     // addCommand() does not pass the output and exit settings down; copy them explicitly.
     command.copyInheritedSettings(program);
     program.addCommand(command);

@@ -30,6 +30,7 @@ import {
   decodeJsonBody, isWritePath, parseLeaseQuery, parseRange, parseWatchQuery, parseWrite,
   type Body,
 } from './client-requests.js';
+import type { OpsRoutes } from './ops-api.js';
 import { SpaceQuota } from './space-quota.js';
 import type { WatchHub, WatchSink } from './watch-hub.js';
 
@@ -51,6 +52,8 @@ export interface HttpApiOptions {
    * ride out one election, short enough that a deposed leader's clients hear back.
    */
   readonly requestTimeoutMs: number;
+  /** The operator's routes (ops-api.ts), offered each request first. Default: none. */
+  readonly opsRoutes?: OpsRoutes;
 }
 
 /** The door of `createHttpApi` with `limits` (default: CLIENT_LIMITS_DEFAULTS) over `core`. */
@@ -107,6 +110,7 @@ const GET_PATHS: ReadonlySet<string> = new Set(['/metrics', '/v1/status', '/v1/w
   '/v1/lease/list']);
 
 async function route(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (o.opsRoutes?.(req, res) === true) return;
   // Writes are the hot path: a known path needs no URL object (a few µs per request).
   if (req.method === 'POST' && req.url !== undefined && POST_PATHS.has(req.url)) {
     return post(o, req, res, req.url);

@@ -40,6 +40,7 @@ import {
 import { createHttpApi } from './http-api.js';
 import { LeaseStreamHub } from './lease-stream.js';
 import { openMemberData } from './member-data.js';
+import { createOpsRoutes } from './ops-api.js';
 import { ServerMetrics } from './metrics.js';
 import { clientTlsOptionsOf, peerAuthenticationOf } from './peer-credentials.js';
 import { measurePeerRoundTrips } from './peer-rtt.js';
@@ -254,6 +255,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
         values: transport.metrics().handshakesRefusedByReason }],
       transport.metrics().invalidMessages),
     status: () => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms }),
+    opsRoutes: createOpsRoutes({ core, alarms: () => quota.alarms }),
   });
   const extra = hooks.addOn?.({ core, feed, config, logger,
     clientUrls: clientUrlsOf(config, clientUrlOf),
@@ -369,6 +371,7 @@ function statusOf(core: ConsistentCore, config: ServerConfig,
     commitIndex: status.commitIndex, appliedIndex: status.appliedIndex, lastIndex: status.lastIndex,
     snapshotIndex: status.snapshotIndex,
     revision: core.store.revision, leases: core.store.leaseCount,
+    dbSizeBytes: core.store.keyspaceBytes,
     members: [...config.cluster].map(([id, peer]) => ({
       id, peerUrl: `${peerScheme(config)}://${formatPeerAddress(peer)}`, clientUrl: clientUrlOf(id) ?? null,
       ...(progress.has(id) ? { matchIndex: progress.get(id)!.matchIndex, replication: progress.get(id)!.state,
