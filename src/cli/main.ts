@@ -16,6 +16,7 @@ import { keygenCommand, memberCommand } from './commands/member.js';
 import { replayCommand } from './commands/replay.js';
 import { serverCommand } from './commands/server.js';
 import { simCommand } from './commands/sim.js';
+import { snapshotCommand } from './commands/snapshot.js';
 import { statusCommand } from './commands/status.js';
 import { watchCommand } from './commands/watch.js';
 import { CoordError } from '../errors.js';
@@ -37,7 +38,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
   for (const command of [simCommand(io), serverCommand(io), devCommand(io), statusCommand(io),
     kvCommand(io), watchCommand(io), compactCommand(io), leaseCommand(io), electCommand(io),
     lockCommand(io), memberCommand(io), keygenCommand(io), certsCommand(io), replayCommand(io),
-    endpointCommand(io)]) {
+    endpointCommand(io), snapshotCommand(io)]) {
     // addCommand() does not pass the output and exit settings down; copy them explicitly.
     command.copyInheritedSettings(program);
     program.addCommand(command);

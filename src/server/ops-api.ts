@@ -4,25 +4,37 @@
  * from the leader (backup-stream.ts). Each answers JSON errors in the client API's shape.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { NodeId } from '../core/ids.js';
 import type { ConsistentCore } from '../runtime/core/consistent-core.js';
+import { BackupStreams } from './backup-stream.js';
 import { healthOf } from './health.js';
 
 export interface OpsApiOptions {
   readonly core: ConsistentCore;
   /** The alarms raised now (the space quota's NOSPACE). */
   readonly alarms: () => readonly string[];
+  /** This member's cluster id (from its data dir), written into backups. */
+  readonly clusterId: string;
+  readonly clientUrlOf: (id: NodeId) => string | undefined;
 }
 
 /** A route table: true when the request was one of these routes (and is answered). */
 export type OpsRoutes = (req: IncomingMessage, res: ServerResponse) => boolean;
 
+const OPS_PATHS: ReadonlySet<string> = new Set(['/health', '/v1/snapshot']);
+
 export function createOpsRoutes(options: OpsApiOptions): OpsRoutes {
+  const backups = new BackupStreams(options, sendJson);
   return (req, res) => {
-    if (req.url !== '/health') return false;
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.setHeader('allow', 'GET, HEAD');
+    if (req.url === undefined || !OPS_PATHS.has(req.url)) return false;
+    if (req.method !== 'GET') {
+      res.setHeader('allow', 'GET');
       sendJson(res, 405, { error: { code: 'CONCLAVE_USAGE', outcome: 'failed',
-        message: `/health takes GET, not ${req.method ?? '?'}` } });
+        message: `${req.url} takes GET, not ${req.method ?? '?'}` } });
+      return true;
+    }
+    if (req.url === '/v1/snapshot') {
+      backups.serve(req, res);
       return true;
     }
     const health = healthOf({ stopped: options.core.runtime.isStopped,

@@ -255,7 +255,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
         values: transport.metrics().handshakesRefusedByReason }],
       transport.metrics().invalidMessages),
     status: () => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms }),
-    opsRoutes: createOpsRoutes({ core, alarms: () => quota.alarms }),
+    opsRoutes: createOpsRoutes({ core, alarms: () => quota.alarms, clusterId, clientUrlOf }),
   });
   const extra = hooks.addOn?.({ core, feed, config, logger,
     clientUrls: clientUrlsOf(config, clientUrlOf),
