@@ -106,7 +106,7 @@ describe('cli: snapshot', { skip: !BUILT && 'run npm run build first' }, () => {
     const put = await call(restored.endpoint(newLeader), '/v1/kv/put', { key: 'bk/new',
       value: 'after', clientId: 'restored', sequence: 1 }, 10_000);
     assert.equal(put.kind, 'ok', JSON.stringify(put));
-    assert.ok(Number((put as { body: { revision: number } }).body.revision)
+    assert.ok(Number((put as { body: Record<string, unknown> }).body['revision'])
       > Number(summary['revision']));
   });
 });
