@@ -12,7 +12,7 @@ import { endpointCommand } from './commands/endpoint.js';
 import { kvCommand } from './commands/kv.js';
 import { leaseCommand } from './commands/lease.js';
 import { lockCommand } from './commands/lock.js';
-import { keygenCommand, memberCommand } from './commands/member.js';
+import { gossipCommand, keygenCommand } from './commands/gossip.js';
 import { replayCommand } from './commands/replay.js';
 import { serverCommand } from './commands/server.js';
 import { simCommand } from './commands/sim.js';
@@ -37,7 +37,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     .exitOverride();
   for (const command of [simCommand(io), serverCommand(io), devCommand(io), statusCommand(io),
     kvCommand(io), watchCommand(io), compactCommand(io), leaseCommand(io), electCommand(io),
-    lockCommand(io), memberCommand(io), keygenCommand(io), certsCommand(io), replayCommand(io),
+    lockCommand(io), gossipCommand(io), keygenCommand(io), certsCommand(io), replayCommand(io),
     endpointCommand(io), snapshotCommand(io)]) {
     // addCommand() does not pass the output and exit settings down; copy them explicitly.
     command.copyInheritedSettings(program);

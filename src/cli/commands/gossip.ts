@@ -1,5 +1,5 @@
 /**
- * `conclave member`: runs one gossip member (SWIM with Lifeguard and the emergent leader) until
+ * `conclave gossip`: runs one gossip member (SWIM with Lifeguard and the emergent leader) until
  * SIGTERM or SIGINT, printing one line per membership change on stdout (`--json`: one JSON
  * object per line). A signal makes it leave gracefully (the others see 'left', not 'dead'),
  * then exit 0; a second signal closes at once. Logs go to stderr.
@@ -18,8 +18,8 @@ import { parseListenAddress, startPageServer } from '../../dashboard/page-server
 import type { CliIo } from '../io.js';
 import { integerIn } from '../parse.js';
 
-export function memberCommand(io: CliIo): Command {
-  return new Command('member')
+export function gossipCommand(io: CliIo): Command {
+  return new Command('gossip')
     .description('run one gossip member (SWIM + Lifeguard, oldest member leads) and print '
       + 'membership changes until Ctrl-C')
     .requiredOption('--name <name>', 'this member\'s name, unique in the cluster')
