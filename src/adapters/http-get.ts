@@ -81,3 +81,40 @@ function openOnce(url: string, options: HttpGetOptions): Promise<IncomingMessage
     request.end();
   });
 }
+
+/**
+ * POSTs `body` as JSON to `url`, following up to `redirectsMax` 307s (a follower names its
+ * leader), and reads the (small) answer.
+ */
+export async function httpPostJson(url: string, body: unknown, options: HttpGetOptions,
+  redirectsMax = 3): Promise<HttpGetAnswer> {
+  const started = performance.now();
+  const text = JSON.stringify(body);
+  const response = await new Promise<IncomingMessage>((resolve, reject) => {
+    const https = url.startsWith('https:');
+    const send = https ? httpsRequest : httpRequest;
+    const request = send(url, { method: 'POST', headers: { 'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text) }, ...(https ? tlsOptions(options.tls) : {}) });
+    const timer = setTimeout(() => request.destroy(new CoordError('CONCLAVE_TIMEOUT',
+      `${url} did not answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+    request.once('response', (r) => {
+      clearTimeout(timer);
+      resolve(r);
+    });
+    request.once('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(error instanceof CoordError ? error : new CoordError('CONCLAVE_UNAVAILABLE',
+        `${url}: ${error.code ?? error.message}`, { cause: error }));
+    });
+    request.end(text);
+  });
+  const location = response.headers.location;
+  if (response.statusCode === 307 && location !== undefined && redirectsMax > 0) {
+    response.resume();
+    return httpPostJson(new URL(location, url).toString(), body, options, redirectsMax - 1);
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of response as AsyncIterable<Buffer>) chunks.push(chunk);
+  return { status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'),
+    latencyMs: performance.now() - started };
+}

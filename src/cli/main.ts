@@ -12,6 +12,7 @@ import { endpointCommand } from './commands/endpoint.js';
 import { kvCommand } from './commands/kv.js';
 import { leaseCommand } from './commands/lease.js';
 import { lockCommand } from './commands/lock.js';
+import { memberCommand, moveLeaderCommand } from './commands/member.js';
 import { gossipCommand, keygenCommand } from './commands/gossip.js';
 import { replayCommand } from './commands/replay.js';
 import { serverCommand } from './commands/server.js';
@@ -38,7 +39,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
   for (const command of [simCommand(io), serverCommand(io), devCommand(io), statusCommand(io),
     kvCommand(io), watchCommand(io), compactCommand(io), leaseCommand(io), electCommand(io),
     lockCommand(io), gossipCommand(io), keygenCommand(io), certsCommand(io), replayCommand(io),
-    endpointCommand(io), snapshotCommand(io)]) {
+    endpointCommand(io), snapshotCommand(io), memberCommand(io), moveLeaderCommand(io)]) {
     // addCommand() does not pass the output and exit settings down; copy them explicitly.
     command.copyInheritedSettings(program);
     program.addCommand(command);

@@ -8,8 +8,11 @@ import type { NodeId } from '../core/ids.js';
 import type { ConsistentCore } from '../runtime/core/consistent-core.js';
 import { BackupStreams } from './backup-stream.js';
 import { healthOf } from './health.js';
+import {
+  MEMBERSHIP_PATHS, MembershipApi, type MembershipApiOptions,
+} from './membership-api.js';
 
-export interface OpsApiOptions {
+export interface OpsApiOptions extends MembershipApiOptions {
   readonly core: ConsistentCore;
   /** The alarms raised now (the space quota's NOSPACE). */
   readonly alarms: () => readonly string[];
@@ -25,7 +28,12 @@ const OPS_PATHS: ReadonlySet<string> = new Set(['/health', '/v1/snapshot']);
 
 export function createOpsRoutes(options: OpsApiOptions): OpsRoutes {
   const backups = new BackupStreams(options, sendJson);
+  const membership = new MembershipApi(options, sendJson);
   return (req, res) => {
+    if (req.url !== undefined && MEMBERSHIP_PATHS.has(req.url)) {
+      membership.serve(req, res, req.url);
+      return true;
+    }
     if (req.url === undefined || !OPS_PATHS.has(req.url)) return false;
     if (req.method !== 'GET') {
       res.setHeader('allow', 'GET');

@@ -138,6 +138,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
     dataDir: config.dataDir, name: config.name, clusterName: config.clusterName,
     initialClusterToken: config.initialClusterToken, members: [...config.cluster.keys()],
     insecure: config.insecure,
+    clusterId: config.initialClusterState === 'existing' ? config.clusterId : undefined,
   });
   // Then every credential, before anything listens: a bad file stops the start, clearly.
   const { authentication, clientTls } = closingOnThrow(() => ({
@@ -174,10 +175,13 @@ export async function startServer(config: ServerConfig, logger: Logger,
   // Rejected peer messages: counted in /metrics, logged at most a few lines a second.
   const rejections = new RejectionLog({ clock, timer: clock,
     logger: logger.child({ component: 'raft' }) });
+  const joining = config.initialClusterState === 'existing';
   const core = closingOnThrow(() => ConsistentCore.open({
     id: config.name,
-    voters: [...config.cluster.keys()],
-    raft: raftTuning(config),
+    // Joining a running cluster: a learner until promoted (the log's config entries rule).
+    voters: joining ? [...config.cluster.keys()].filter((id) => id !== config.name)
+      : [...config.cluster.keys()],
+    raft: { ...raftTuning(config), ...(joining ? { learners: [config.name] } : {}) },
     kv: SERVER_KV_CONFIG,
     // A checkpoint takes a commit round: never more often than heartbeats.
     // Keep-alives arriving a few at a time share one heartbeat round (docs/leases.md, rule 1).
@@ -255,7 +259,10 @@ export async function startServer(config: ServerConfig, logger: Logger,
         values: transport.metrics().handshakesRefusedByReason }],
       transport.metrics().invalidMessages),
     status: () => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms }),
-    opsRoutes: createOpsRoutes({ core, alarms: () => quota.alarms, clusterId, clientUrlOf }),
+    opsRoutes: createOpsRoutes({ core, alarms: () => quota.alarms, clusterId, clientUrlOf,
+      peerAddressOf: (id) => transport.peerAddress(id),
+      setPeerAddress: (id, address) => transport.setPeerAddress(id, address),
+      selfPeerAddress: config.peerAddress }),
   });
   const extra = hooks.addOn?.({ core, feed, config, logger,
     clientUrls: clientUrlsOf(config, clientUrlOf),
