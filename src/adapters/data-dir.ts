@@ -97,3 +97,14 @@ function exists(directory: string): boolean {
     throw StorageError.from('open', directory, error);
   }
 }
+
+/** Whether `directory` is missing or holds nothing (a restore seeds only such a dir). */
+export function dataDirIsEmpty(directory: string): boolean {
+  const resolved = path.resolve(directory);
+  if (!exists(resolved)) return true;
+  try {
+    return fs.readdirSync(resolved).length === 0;
+  } catch (error) {
+    throw StorageError.from('open', resolved, error);
+  }
+}

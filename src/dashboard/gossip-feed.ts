@@ -1,5 +1,5 @@
 /**
- * The membership tab's feed (`conclave member --ui ADDR`): this gossip member's view every
+ * The membership tab's feed (`conclave gossip --ui ADDR`): this gossip member's view every
  * half second (members with state, age, incarnation, generation; the emergent leader), and
  * each membership event as it happens, with a ring of the last `EVENTS_MAX` for new pages.
  */

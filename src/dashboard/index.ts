@@ -1,7 +1,7 @@
 /**
  * The dashboard (docs/dashboard.md): a page every member serves at /ui on its client port,
  * fed live over one WebSocket from this member, which gathers its peers' event feeds
- * server-side; the gossip membership tab (`conclave member --ui`); and the simulator's replay
+ * server-side; the gossip membership tab (`conclave gossip --ui`); and the simulator's replay
  * view (`conclave replay`). The Node side lives here; the page itself in web/ (bundled by
  * esbuild into dist/dashboard). It only subscribes to events and reads public status and the
  * store, never a core's insides (DESIGN.md §4). Read-only: auth is not built yet.

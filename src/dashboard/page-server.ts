@@ -1,6 +1,6 @@
 /**
  * A small HTTP server for the page alone, where no `conclave server` runs: the gossip
- * membership tab (`conclave member --ui ADDR`) and the replay view (`conclave replay FILE`).
+ * membership tab (`conclave gossip --ui ADDR`) and the replay view (`conclave replay FILE`).
  * It serves the same built page at /ui/ and hands each /ui/feed WebSocket to `onPage`.
  */
 import { createServer, type Server } from 'node:http';

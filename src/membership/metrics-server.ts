@@ -1,5 +1,5 @@
 /**
- * `conclave member --metrics HOST:PORT`: a small HTTP server that answers GET /metrics with the
+ * `conclave gossip --metrics HOST:PORT`: a small HTTP server that answers GET /metrics with the
  * member's registry in Prometheus text format, and nothing else. It is a server of its own, not
  * a route on `--ui`: an operator scrapes every member, while the dashboard is for one person at a
  * terminal (and takes WebSockets); Prometheus's convention is one metrics port per process.

@@ -26,6 +26,7 @@ import {
 import { ClientGuard, Refusal } from './client-guard.js';
 import { CLIENT_LIMITS_DEFAULTS, type ClientLimits } from './client-limits.js';
 import { decodeJsonBody, parseWatchQuery, type Body } from './client-requests.js';
+import type { OpsRoutes } from './ops-api.js';
 import { SpaceQuota } from './space-quota.js';
 import { leaderlessAnswer, type LeaderlessAnswer } from './request-verdicts.js';
 import type { WatchHub, WatchSink } from './watch-hub.js';
@@ -54,6 +55,8 @@ export interface HttpApiOptions {
    * the longest election timeout taken as requestTimeoutMs / 2 (the server's relation).
    */
   readonly leaderless?: LeaderlessAnswer;
+  /** The operator's routes (ops-api.ts), offered each request first. Default: none. */
+  readonly opsRoutes?: OpsRoutes;
 }
 
 /** The door of `createHttpApi` with `limits` (default: CLIENT_LIMITS_DEFAULTS) over `core`. */
@@ -114,6 +117,7 @@ export const GET_PATHS: ReadonlySet<string> = new Set(['/metrics', '/v1/status',
   '/v1/lease/list']);
 
 async function route(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (o.opsRoutes?.(req, res) === true) return;
   // Writes are the hot path: a known path needs no URL object (a few µs per request).
   if (req.method === 'POST' && req.url !== undefined && POST_PATHS.has(req.url)) {
     return post(o, req, res, req.url);

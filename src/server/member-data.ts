@@ -38,6 +38,8 @@ export interface MemberDataOptions {
   readonly insecure: boolean;
   /** Default: WAL_DEFAULTS. */
   readonly wal?: WalConfig;
+  /** A member joining a running cluster takes its id instead of deriving one. */
+  readonly clusterId?: string | undefined;
 }
 
 export interface MemberData {
@@ -90,10 +92,12 @@ export async function openMemberData(options: MemberDataOptions): Promise<Member
 function checkIdentity(options: MemberDataOptions, root: Storage, walStorage: Storage,
   snapStorage: Storage, directory: string):
   { stored: MemberIdentity | undefined; expected: MemberIdentity } {
-  const expected = expectedIdentity(options.name, {
+  const derived = expectedIdentity(options.name, {
     clusterName: options.clusterName, token: options.initialClusterToken,
     members: options.members,
   });
+  const expected = options.clusterId === undefined ? derived
+    : { ...derived, clusterId: options.clusterId };
   const stored = readIdentity(root, directory);
   if (stored !== undefined) {
     const mismatch = identityMismatch(stored, expected);

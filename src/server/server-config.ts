@@ -93,6 +93,15 @@ export interface ServerConfig {
    * dir copied between them is not caught). Up to 255 characters.
    */
   readonly initialClusterToken: string;
+  /**
+   * `--initial-cluster-state` (etcd's): `new` bootstraps a cluster of `cluster`'s members;
+   * `existing` joins a running cluster after `conclave member add` (this member starts as a
+   * learner, the others as its voters), with `clusterId` the running cluster's id (from
+   * `conclave member add` or `member list`). Default: `new`.
+   */
+  readonly initialClusterState?: 'new' | 'existing';
+  /** `--cluster-id`: the running cluster's id, 16 hex digits; required with `existing`. */
+  readonly clusterId?: string | undefined;
   /** What clients may use of this member (client-limits.ts). Default: CLIENT_LIMITS_DEFAULTS. */
   readonly limits?: ClientLimits;
 }
@@ -185,6 +194,11 @@ export function validateServerConfig(config: ServerConfig): ConfigProblem[] {
   if (config.clusterName.length === 0 || config.clusterName.length > 200) {
     problems.push({ field: 'clusterName', value: config.clusterName,
       rule: 'must be 1 to 200 characters' });
+  }
+  if (config.initialClusterState === 'existing' && !/^[0-9a-f]{16}$/.test(config.clusterId ?? '')) {
+    problems.push({ field: 'clusterId', value: config.clusterId, rule: '--initial-cluster-state '
+      + 'existing needs --cluster-id: the running cluster\'s id, 16 hex digits (conclave member '
+      + 'list prints it)' });
   }
   if (config.initialClusterToken.length > 255) {
     problems.push({ field: 'initialClusterToken', value: config.initialClusterToken,

@@ -42,6 +42,7 @@ import { createHttpApi, GET_PATHS, POST_PATHS } from './http-api.js';
 import { ClientStreamHub } from './client-stream.js';
 import { LeaseStreamHub } from './lease-stream.js';
 import { openMemberData } from './member-data.js';
+import { createOpsRoutes } from './ops-api.js';
 import { ServerMetrics } from './metrics.js';
 import { directorySizeBytes } from './data-size.js';
 import { CONCLAVE_VERSION } from '../core/version.js';
@@ -147,6 +148,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
     dataDir: config.dataDir, name: config.name, clusterName: config.clusterName,
     initialClusterToken: config.initialClusterToken, members: [...config.cluster.keys()],
     insecure: config.insecure,
+    clusterId: config.initialClusterState === 'existing' ? config.clusterId : undefined,
   });
   // Then every credential, before anything listens: a bad file stops the start, clearly.
   const { authentication, clientTls } = closingOnThrow(() => ({
@@ -183,10 +185,13 @@ export async function startServer(config: ServerConfig, logger: Logger,
   // Rejected peer messages: counted in /metrics, logged at most a few lines a second.
   const rejections = new RejectionLog({ clock, timer: clock,
     logger: logger.child({ component: 'raft' }) });
+  const joining = config.initialClusterState === 'existing';
   const core = closingOnThrow(() => ConsistentCore.open({
     id: config.name,
-    voters: [...config.cluster.keys()],
-    raft: raftTuning(config),
+    // Joining a running cluster: a learner until promoted (the log's config entries rule).
+    voters: joining ? [...config.cluster.keys()].filter((id) => id !== config.name)
+      : [...config.cluster.keys()],
+    raft: { ...raftTuning(config), ...(joining ? { learners: [config.name] } : {}) },
     kv: SERVER_KV_CONFIG,
     // A checkpoint takes a commit round: never more often than heartbeats.
     // Keep-alives arriving a few at a time share one heartbeat round (docs/leases.md, rule 1).
@@ -278,6 +283,10 @@ export async function startServer(config: ServerConfig, logger: Logger,
         values: transport.metrics().handshakesRefusedByReason }],
       transport.metrics().invalidMessages),
     status,
+    opsRoutes: createOpsRoutes({ core, alarms: () => quota.alarms, clusterId, clientUrlOf,
+      peerAddressOf: (id) => transport.peerAddress(id),
+      setPeerAddress: (id, address) => transport.setPeerAddress(id, address),
+      selfPeerAddress: config.peerAddress }),
   });
   const extra = hooks.addOn?.({ core, feed, config, logger,
     clientUrls: clientUrlsOf(config, clientUrlOf),
@@ -430,6 +439,7 @@ function statusOf(core: ConsistentCore, config: ServerConfig,
     commitIndex: status.commitIndex, appliedIndex: status.appliedIndex, lastIndex: status.lastIndex,
     snapshotIndex: status.snapshotIndex,
     revision: core.store.revision, leases: core.store.leaseCount,
+    dbSizeBytes: core.store.keyspaceBytes,
     members: [...config.cluster].map(([id, peer]) => ({
       id, peerUrl: `${peerScheme(config)}://${formatPeerAddress(peer)}`, clientUrl: clientUrlOf(id) ?? null,
       ...(progress.has(id) ? { matchIndex: progress.get(id)!.matchIndex, replication: progress.get(id)!.state,

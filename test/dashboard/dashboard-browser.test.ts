@@ -7,7 +7,7 @@
  * - `conclave lock` held by a process: the page shows its holder and fencing token;
  * - a recorded seed (raft-vote-restart, seed 2, mutant voteNotPersisted) steps to the
  *   checker's verdict and shows the two leaders of one term;
- * - `conclave member --ui`: the membership tab shows both gossip members alive, then the
+ * - `conclave gossip --ui`: the membership tab shows both gossip members alive, then the
  *   kill -9'd one suspect or dead, with the suspicion on the timeline.
  * chromium is installed by scripts/install-chromium.sh when missing; where that cannot be done
  * the suite skips, saying so. CONCLAVE_SCREENSHOTS=DIR writes a screenshot of each tab there
@@ -73,7 +73,7 @@ async function launch(): Promise<BrowserContext> {
 
 /** A gossip member on loopback (port 0: the OS picks), fast local timings, JSON lines. */
 function startMember(args: string[]): { child: ChildProcess; out(): string } {
-  const child = spawn(process.execPath, [BIN, 'member', '--bind', '127.0.0.1:0', '--profile',
+  const child = spawn(process.execPath, [BIN, 'gossip', '--bind', '127.0.0.1:0', '--profile',
     'local', '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';

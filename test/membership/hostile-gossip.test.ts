@@ -1,6 +1,6 @@
 /**
  * membership: hostile gossip against real processes (issue 13, "Must show", gossip part) —
- * five `conclave member --json --metrics` processes on loopback, and a forger: a UDP socket in
+ * five `conclave gossip --json --metrics` processes on loopback, and a forger: a UDP socket in
  * the test that encodes datagrams with the project's own codec exactly as the UDP adapter does
  * (`[version, cluster, sender, message]` in MessagePack), under ids of its choosing. It sends
  * the attacks of the issue: a `dead` about a live member, incarnations 2^53 − 1, 2^40 + 1 and a

@@ -1,5 +1,5 @@
 /**
- * membership: real processes — five `conclave member --json` processes (the built CLI, as users
+ * membership: real processes — five `conclave gossip --json` processes (the built CLI, as users
  * run it) on loopback over UDP and TCP, LOCAL profile. They agree on the oldest as leader; kill -9
  * of the oldest makes every survivor agree on the next oldest, at a higher generation, without
  * declaring any survivor dead; SIGTERM makes a member leave gracefully and exit 0.

@@ -1,5 +1,5 @@
 /**
- * Real `conclave member --json` processes for tests (the built CLI, as users run it): each one's
+ * Real `conclave gossip --json` processes for tests (the built CLI, as users run it): each one's
  * JSON lines on stdout are collected, so a test can read its view (membership events, leader)
  * and, with `--metrics`, scrape its /metrics. Every wait is a condition with a deadline; every
  * process started is remembered so the test's `after` can kill it by pid (`killAll`).
@@ -34,10 +34,10 @@ export class MemberProcess {
   private readonly child: ChildProcess;
   private partial = '';
 
-  /** Starts `conclave member` on loopback (LOCAL profile) with `extraArgs` appended. */
+  /** Starts `conclave gossip` on loopback (LOCAL profile) with `extraArgs` appended. */
   constructor(readonly name: string, seeds: readonly string[], clusterName: string,
     extraArgs: readonly string[] = []) {
-    this.child = spawn(process.execPath, [BIN, 'member', '--name', name, '--bind', '127.0.0.1:0',
+    this.child = spawn(process.execPath, [BIN, 'gossip', '--name', name, '--bind', '127.0.0.1:0',
       '--seeds', seeds.join(','), '--profile', 'local', '--cluster-name', clusterName,
       '--json', ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk.toString()));

@@ -37,6 +37,8 @@ export interface RealClusterOptions {
   readonly electionTimeoutMs: number;
   /** More `conclave server` flags, given to every member (e.g. `--snapshot-count 100`). */
   readonly serverArgs?: readonly string[];
+  /** Runs once the members' names, ports and data dirs are known, before any starts. */
+  readonly beforeLaunch?: (cluster: RealCluster) => Promise<void>;
 }
 
 export class RealCluster {
@@ -63,6 +65,7 @@ export class RealCluster {
         if (from !== to) cluster.proxies.set(`${from.name}>${to.name}`, await FaultProxy.start(to.peerPort));
       }
     }
+    await options.beforeLaunch?.(cluster);
     for (const member of cluster.members) cluster.launch(member);
     return cluster;
   }

@@ -1,233 +1,173 @@
 /**
- * `conclave member`: runs one gossip member (SWIM with Lifeguard and the emergent leader) until
- * SIGTERM or SIGINT, printing one line per membership change on stdout (`--json`: one JSON
- * object per line). A signal makes it leave gracefully (the others see 'left', not 'dead'),
- * then exit 0; a second signal closes at once. Logs go to stderr.
+ * `conclave member list|add|promote|remove` and `conclave move-leader` (etcdctl's): live
+ * membership of a running consistent core, one change at a time, through the leader
+ * (docs/operations.md). `add NAME --peer-addr HOST:PORT` tells every endpoint where the new
+ * member is, then adds it as a learner and prints how to start it (`conclave server
+ * --initial-cluster-state existing --cluster-id ...`); `promote` makes it a voter once it has
+ * caught up. Refusals (a duplicate, the last voter, a change in progress) are one line, exit 1.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { createPinoLogger, type LogLevel } from '../../adapters/pino-logger.js';
-import { SPLIT_BRAIN_STRATEGIES, type SplitBrainStrategy } from '../../core/swim/index.js';
-import type { MembershipEvent, SwimConfig, SwimLeader } from '../../core/swim/index.js';
-import { assertNever } from '../../core/assert.js';
-import {
-  generateGossipKey, joinCluster, loadGossipKeyFile, MEMBERSHIP_PORT_DEFAULT, SWIM_PROFILES,
-  type Membership, type SwimProfile,
-} from '../../membership/index.js';
-import { gossipMetricsRegistry } from '../../membership/gossip-metrics.js';
-import { startMetricsServer, type MetricsServer } from '../../membership/metrics-server.js';
-import { GossipFeed } from '../../dashboard/gossip-feed.js';
-import { parseListenAddress, startPageServer } from '../../dashboard/page-server.js';
+import { Command } from 'commander';
+import { httpGet, httpPostJson, type HttpGetAnswer } from '../../adapters/http-get.js';
+import { parsePeerAddress } from '../../adapters/peer-address.js';
+import { CoordError, UsageError } from '../../errors.js';
 import type { CliIo } from '../io.js';
-import { integerIn } from '../parse.js';
+import {
+  addClientOptions, reportError, resolveEndpoints, tlsFromFlags, type ClientFlags,
+} from './client-options.js';
+
+/** Default wait for one answer. Unit: ms. A change commits within a few heartbeats. */
+const MEMBER_TIMEOUT_MS = 5000;
+
+interface MemberRow {
+  readonly name: string;
+  readonly role: string;
+  readonly isLeader: boolean;
+  readonly peerAddr: string | null;
+  readonly clientUrl: string | null;
+}
+
+interface MemberList {
+  readonly clusterId: string;
+  readonly leaderId: string | null;
+  readonly members: readonly MemberRow[];
+}
+
+interface AddFlags extends ClientFlags {
+  readonly peerAddr: string;
+}
 
 export function memberCommand(io: CliIo): Command {
-  return new Command('member')
-    .description('run one gossip member (SWIM + Lifeguard, oldest member leads) and print '
-      + 'membership changes until Ctrl-C')
-    .requiredOption('--name <name>', 'this member\'s name, unique in the cluster')
-    .option('--bind <host:port>', 'where to listen, UDP and TCP (port 0: the OS picks)',
-      `127.0.0.1:${MEMBERSHIP_PORT_DEFAULT}`)
-    .option('--advertise <host:port>', 'the address other members reach this one at '
-      + '(default: the bound address; needed with a wildcard --bind)')
-    .option('--seeds <list>', 'members to join through: HOST:PORT,HOST:PORT,... (none, or only '
-      + 'this member\'s own address: bootstrap a new cluster)', '')
-    .addOption(new Option('--profile <profile>', 'timing profile (lan: 1 s probes; local: '
-      + '200 ms probes, for loopback)').choices([...SWIM_PROFILES]).default('lan'))
-    .addOption(new Option('--strategy <strategy>', 'which side of a partition may have a leader')
-      .choices([...SPLIT_BRAIN_STRATEGIES]).default('keep-majority'))
-    .option('--static-quorum-size <n>', 'live members needed to act with --strategy '
-      + 'static-quorum (choose more than half of the largest cluster)', integerIn(1, 1_000_000))
-    .option('--cluster-name <name>', 'checked in every handshake and datagram', 'conclave')
-    .option('--join-timeout-ms <ms>', 'give up (exit 1) when no seed admits this member within '
-      + 'this time (default: two rounds over the seeds)', integerIn(1, 86_400_000))
-    .option('--encrypt-key-file <file>', 'gossip keyring: base64 keys, one a line, the first '
-      + 'seals what this member sends, all are accepted (mode 0600; make one with conclave '
-      + 'keygen)')
-    .option('--insecure', 'allow a --bind beyond loopback without --encrypt-key-file '
-      + '(unauthenticated gossip)', false)
-    .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics '
-      + '(port 0: the OS picks; the URL is printed)', listenAddress)
-    .option('--admissions-per-second-max <n>', 'strangers admitted per second once the burst '
-      + 'is spent (default: the profile\'s)', integerIn(1, 1_000_000))
-    .option('--admissions-burst-max <n>', 'strangers admitted at once before the rate applies '
-      + '(default: the profile\'s)', integerIn(1, 1_000_000))
-    .option('--ui <host:port>', 'serve the dashboard\'s membership tab here (port 0: the OS ' +
-      'picks; the URL is printed)', listenAddress)
-    .option('--json', 'print one JSON object per line', false)
-    .addOption(new Option('--log-level <level>', 'log level (JSON lines on stderr)')
-      .choices(['debug', 'info', 'warn', 'error', 'silent']).default('warn'))
-    .action(async (opts: Record<string, unknown>) => {
-      await runMember(io, opts);
-    });
-}
-
-async function runMember(io: CliIo, opts: Record<string, unknown>): Promise<void> {
-  const name = String(opts['name']);
-  const json = opts['json'] === true;
-  const logger = createPinoLogger({ member: name }, opts['logLevel'] as LogLevel);
-  const seeds = String(opts['seeds']).split(',').map((s) => s.trim()).filter((s) => s !== '');
-  const print = (self: string, event: MembershipEvent): void => {
-    io.out(json ? formatJson(self, event)
-      : `${new Date().toISOString()} ${self} ${describeMembershipEvent(event)}`);
-  };
-  const keyFile = opts['encryptKeyFile'];
-  const keyring = keyFile === undefined ? undefined : loadGossipKeyFile(String(keyFile));
-  const membership = await joinCluster({
-    name, bind: String(opts['bind']), seeds,
-    ...(opts['advertise'] === undefined ? {} : { advertise: String(opts['advertise']) }),
-    profile: opts['profile'] as SwimProfile,
-    splitBrainStrategy: opts['strategy'] as SplitBrainStrategy,
-    ...(opts['staticQuorumSize'] === undefined
-      ? {} : { staticQuorumSize: opts['staticQuorumSize'] as number }),
-    clusterName: String(opts['clusterName']),
-    ...(opts['joinTimeoutMs'] === undefined
-      ? {} : { joinDeadlineMs: opts['joinTimeoutMs'] as number }),
-    insecure: opts['insecure'] === true,
-    config: admissionOverrides(opts),
-    ...(keyring === undefined ? {} : { keyring }),
-    logger,
+  const member = new Command('member')
+    .description('list, add, promote and remove members of a running cluster');
+  member.addCommand(addClientOptions(new Command('list')
+    .description('every member with its role (voter, learner), peer address and client URL'))
+    .action(async (flags: ClientFlags) => run(io, 'member list', flags, async (call) => {
+      const list = parsedList(await call('GET', '/v1/members'));
+      if (flags.json === true) io.out(JSON.stringify(list));
+      else for (const line of listLines(list)) io.out(line);
+    })));
+  member.addCommand(addClientOptions(new Command('add')
+    .description('add NAME as a learner (start it with --initial-cluster-state existing, '
+      + 'then promote it)')
+    .argument('<name>').requiredOption('--peer-addr <host:port>', 'where peers reach it'))
+    .action(async (name: string, flags: AddFlags) => run(io, 'member add', flags,
+      async (call, everyEndpoint) => {
+        const parsed = parsePeerAddress(flags.peerAddr);
+        if ('error' in parsed) throw new UsageError(`--peer-addr: ${parsed.error}`);
+        await everyEndpoint('/v1/members/peer-address', { name, peerAddr: flags.peerAddr });
+        const list = parsedList(await call('POST', '/v1/members/add',
+          { name, peerAddr: flags.peerAddr }));
+        if (flags.json === true) return io.out(JSON.stringify({ added: name, ...list }));
+        io.out(`added ${name} as a learner to cluster ${list.clusterId}; start it with `
+          + `conclave server --name ${name} --peer-addr ${flags.peerAddr} `
+          + `--initial-cluster-state existing --cluster-id ${list.clusterId} --cluster `
+          + `${clusterFlag(list, name, flags.peerAddr)} ..., then: conclave member promote `
+          + name);
+      })));
+  for (const [verb, what] of [['promote', 'make the learner NAME a voter (once caught up)'],
+    ['remove', 'take NAME out of the cluster']] as const) {
+    member.addCommand(addClientOptions(new Command(verb).description(what).argument('<name>'))
+      .action(async (name: string, flags: ClientFlags) => run(io, `member ${verb}`, flags,
+        async (call) => {
+          const list = parsedList(await call('POST', `/v1/members/${verb}`, { name }));
+          io.out(flags.json === true ? JSON.stringify({ [verb === 'promote' ? 'promoted'
+            : 'removed']: name, ...list }) : `${verb === 'promote' ? 'promoted' : 'removed'} `
+            + `${name}; voters: ${voters(list)}`);
+        })));
+  }
+  // main copies its output and exit settings to `member` only; pass them on.
+  member.hook('preSubcommand', (parent, sub) => {
+    sub.copyInheritedSettings(parent);
   });
-  membership.on('event', (event) => print(membership.id, event));
-  const address = opts['ui'] as { host: string; port: number } | undefined;
-  const ui = address === undefined ? undefined
-    : await serveMembershipTab(io, membership, address, json).catch(async (error: unknown) => {
-      await membership.close();
-      throw error;
-    });
-  const metricsAt = opts['metrics'] as { host: string; port: number } | undefined;
-  const metrics = metricsAt === undefined ? undefined
-    : await serveMetrics(io, membership, metricsAt, json).catch(async (error: unknown) => {
-      await ui?.close();
-      await membership.close();
-      throw error;
-    });
-  io.out(json
-    ? JSON.stringify({ kind: 'listening', time: new Date().toISOString(), self: membership.id,
-      address: membership.address, seeds })
-    : `${new Date().toISOString()} ${membership.id} listening on ${membership.address} `
-      + `(udp+tcp), ${seeds.length === 0 ? 'bootstrapped' : `seeds ${seeds.join(',')}`}`);
-  await untilSignal(membership, logger.info.bind(logger));
-  await ui?.close();
-  await metrics?.close();
+  return member;
 }
 
-/** `--admissions-*`: overrides of the admission budget on top of the profile. */
-function admissionOverrides(opts: Record<string, unknown>): Partial<SwimConfig> {
-  const perSecond = opts['admissionsPerSecondMax'] as number | undefined;
-  const burst = opts['admissionsBurstMax'] as number | undefined;
-  return {
-    ...(perSecond === undefined ? {} : { admissionsPerSecondMax: perSecond }),
-    ...(burst === undefined ? {} : { admissionsBurstMax: burst }),
-  };
+export function moveLeaderCommand(io: CliIo): Command {
+  return addClientOptions(new Command('move-leader')
+    .description('hand leadership to the voter NAME (a leadership transfer)')
+    .argument('<name>'))
+    .action(async (name: string, flags: ClientFlags) => run(io, 'move-leader', flags,
+      async (call) => {
+        const answer = JSON.parse(await call('POST', '/v1/move-leader', { name })) as
+          { leaderId: string; term?: number };
+        io.out(flags.json === true ? JSON.stringify(answer)
+          : `leader is ${answer.leaderId}`
+            + (answer.term === undefined ? '' : ` (term ${answer.term})`));
+      }));
 }
 
-/** `--metrics ADDR`: the member's counters as Prometheus text (membership/gossip-metrics.ts). */
-async function serveMetrics(io: CliIo, membership: Membership,
-  address: { host: string; port: number }, json: boolean): Promise<MetricsServer> {
-  const server = await startMetricsServer(address.host, address.port,
-    gossipMetricsRegistry(membership));
-  io.out(json ? JSON.stringify({ kind: 'metrics', url: server.url })
-    : `${new Date().toISOString()} ${membership.id} metrics ${server.url}`);
-  return server;
-}
+type Call = (method: 'GET' | 'POST', path: string, body?: unknown) => Promise<string>;
+type EveryEndpoint = (path: string, body: unknown) => Promise<void>;
 
-/** `--ui ADDR`: the membership tab on its own small server (src/dashboard/gossip-feed.ts). */
-async function serveMembershipTab(io: CliIo, membership: Membership,
-  address: { host: string; port: number }, json: boolean): Promise<{ close(): Promise<void> }> {
-  const feed = new GossipFeed(membership, describeMembershipEvent);
-  const server = await startPageServer(address.host, address.port, (ws) => feed.addPage(ws))
-    .catch((error: unknown) => {
-      feed.close();
-      throw error;
-    });
-  io.out(json ? JSON.stringify({ kind: 'ui', url: server.url })
-    : `${new Date().toISOString()} ${membership.id} dashboard ${server.url}`);
-  return { close: async () => {
-    feed.close();
-    await server.close();
-  } };
-}
-
-/** `--ui HOST:PORT`, checked before the member joins (a bad one exits 2 naming the flag). */
-function listenAddress(text: string): { host: string; port: number } {
-  const parsed = parseListenAddress(text);
-  if ('error' in parsed) throw new InvalidArgumentError(parsed.error);
-  return parsed;
-}
-
-/** Leaves gracefully on the first SIGTERM or SIGINT; a second one closes at once. */
-function untilSignal(
-  membership: Membership, log: (fields: Record<string, unknown>, message: string) => void,
-): Promise<void> {
-  return new Promise<void>((resolve) => {
-    let signals = 0;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      signals++;
-      log({ signal }, signals === 1 ? 'leaving' : 'closing');
-      const done = signals === 1 ? membership.leave() : membership.close();
-      done.then(() => {
-        process.off('SIGTERM', onSignal);
-        process.off('SIGINT', onSignal);
-        resolve();
-      }, resolve);
+async function run(io: CliIo, name: string, flags: ClientFlags,
+  body: (call: Call, everyEndpoint: EveryEndpoint) => Promise<void>): Promise<void> {
+  try {
+    const tls = tlsFromFlags(flags);
+    const urls = resolveEndpoints(flags, process.env, tls !== undefined);
+    const options = { timeoutMs: flags.timeoutMs ?? MEMBER_TIMEOUT_MS,
+      ...(tls === undefined ? {} : { tls }) };
+    const call: Call = async (method, path, payload) => {
+      let lastError: unknown;
+      for (const url of urls) {
+        try {
+          const answer = method === 'GET' ? await httpGet(`${url}${path}`, options)
+            : await httpPostJson(`${url}${path}`, payload, options);
+          return okBody(answer);
+        } catch (error) {
+          // Refused by the cluster: the same answer anywhere. Unreachable: try the next.
+          if (error instanceof CoordError && error.code !== 'CONCLAVE_UNAVAILABLE') throw error;
+          lastError = error;
+        }
+      }
+      throw lastError;
     };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
-}
-
-/** One JSON object: the event as the library emits it, plus the wall time and this member. */
-function formatJson(self: string, event: MembershipEvent): string {
-  return JSON.stringify({ time: new Date().toISOString(), self, ...event });
-}
-
-/** One human line about `event` (without the time and member prefix). */
-export function describeMembershipEvent(event: MembershipEvent): string {
-  switch (event.kind) {
-    case 'joined':
-      return `joined ${event.member} at ${event.address} (age ${event.age}, `
-        + `incarnation ${event.incarnation})`;
-    case 'suspect':
-      return `suspect ${event.member} (incarnation ${event.incarnation}, by ${event.by})`;
-    case 'alive':
-      return `alive ${event.member} (refuted, incarnation ${event.incarnation})`;
-    case 'dead': {
-      const evidence = event.confirmations.length === 0
-        ? '' : `; accusers ${event.confirmations.join(',')}`;
-      return `dead ${event.member} (incarnation ${event.incarnation}, declared by `
-        + `${event.declaredBy}${evidence})`;
-    }
-    case 'left':
-      return `left ${event.member} (incarnation ${event.incarnation})`;
-    case 'refuted':
-      return `refuted ${event.accusation} by ${event.by} (incarnation now ${event.incarnation})`;
-    case 'rejoined':
-      return `rejoined via ${event.via} as a younger member (age ${event.age})`;
-    case 'join-failed':
-      return `join-failed: no answer from ${event.seeds.map(seedText).join(',')}; retrying`;
-    case 'leader-changed':
-      return `leader-changed ${leaderText(event.leader)} (was ${leaderText(event.previous)}): `
-        + event.reason;
-    default:
-      return assertNever(event, 'membership event');
+    const everyEndpoint: EveryEndpoint = async (path, payload) => {
+      await Promise.all(urls.map((url) => httpPostJson(`${url}${path}`, payload, options, 0)
+        .then(okBody).catch((error: unknown) => io.err(`conclave ${name}: ${url} was not told `
+          + `the address: ${error instanceof Error ? error.message : String(error)}`))));
+    };
+    await body(call, everyEndpoint);
+    io.exitCode = 0;
+  } catch (error) {
+    io.exitCode = reportError(io, name, flags, false, error);
   }
 }
 
-/** `conclave keygen`: prints a fresh gossip key (32 random bytes, base64). */
-export function keygenCommand(io: CliIo): Command {
-  return new Command('keygen')
-    .description('print a fresh gossip encryption key (AES-256, base64) for --encrypt-key-file')
-    .option('--json', 'print {"key": "..."}', false)
-    .action((opts: Record<string, unknown>) => {
-      const key = generateGossipKey();
-      io.out(opts['json'] === true ? JSON.stringify({ key }) : key);
-    });
+function okBody(answer: HttpGetAnswer): string {
+  if (answer.status === 200) return answer.body;
+  let error: { code?: string; message?: string } | undefined;
+  try {
+    error = (JSON.parse(answer.body) as { error?: typeof error }).error;
+  } catch {
+    error = undefined;
+  }
+  const code = typeof error?.code === 'string' && error.code.startsWith('CONCLAVE_')
+    && error.code !== 'CONCLAVE_UNAVAILABLE' ? error.code : 'CONCLAVE_PROTOCOL';
+  throw new CoordError(code as never, error?.message ?? `answered HTTP ${answer.status}`);
 }
 
-function leaderText(leader: SwimLeader | undefined): string {
-  return leader === undefined ? 'none' : `${leader.id} generation ${leader.generation}`;
+function parsedList(text: string): MemberList {
+  const value = JSON.parse(text) as Partial<MemberList>;
+  if (typeof value.clusterId !== 'string' || !Array.isArray(value.members)) {
+    throw new CoordError('CONCLAVE_PROTOCOL', 'the member answered no member list');
+  }
+  return value as MemberList;
 }
 
-function seedText(id: string): string {
-  return id.startsWith('seed:') ? id.slice('seed:'.length) : id;
+function listLines(list: MemberList): string[] {
+  const header = ['NAME', 'ROLE', 'LEADER', 'PEER ADDR', 'CLIENT URL'];
+  const rows = list.members.map((m) => [m.name, m.role, m.isLeader ? 'yes' : '',
+    m.peerAddr ?? '-', m.clientUrl ?? '-']);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  return [`cluster ${list.clusterId}`, ...[header, ...rows].map((row) =>
+    row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd())];
+}
+
+function voters(list: MemberList): string {
+  return list.members.filter((m) => m.role === 'voter').map((m) => m.name).join(',');
+}
+
+function clusterFlag(list: MemberList, name: string, peerAddr: string): string {
+  return list.members.map((m) => m.name === name ? `${name}=${peerAddr}`
+    : `${m.name}=${m.peerAddr ?? 'HOST:PORT'}`).join(',');
 }

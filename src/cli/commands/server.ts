@@ -66,6 +66,11 @@ export function serverCommand(io: CliIo): Command {
     .option('--initial-cluster-token <token>', 'makes the cluster id unique (written into the ' +
       'data dir, checked at every start and by peers): the same on every member and restart, ' +
       'another for every cluster', SERVER_DEFAULTS.initialClusterToken)
+    .addOption(new Option('--initial-cluster-state <state>', 'new: bootstrap --cluster; '
+      + 'existing: join a running cluster after conclave member add (needs --cluster-id)')
+      .choices(['new', 'existing']).default('new'))
+    .option('--cluster-id <id>', 'with --initial-cluster-state existing: the running '
+      + 'cluster\'s id (conclave member list)')
     .option('--peer-cert <file>', 'this member\'s certificate (PEM) for mutual TLS between ' +
       'peers; it must name this member (conclave certs member NAME)')
     .option('--peer-key <file>', 'the private key of --peer-cert (PEM)')
@@ -173,6 +178,8 @@ function serverConfigFrom(opts: Record<string, unknown>): ServerConfig {
     insecure: opts['insecure'] === true,
     clusterName: String(opts['clusterName']),
     initialClusterToken: String(opts['initialClusterToken']),
+    initialClusterState: opts['initialClusterState'] === 'existing' ? 'existing' : 'new',
+    clusterId: typeof opts['clusterId'] === 'string' ? opts['clusterId'] : undefined,
     peerTls: tlsFiles(problems, '--peer', opts['peerCert'], opts['peerKey'], opts['peerCa'],
       true) as TlsFiles | undefined,
     peerSecretFile: opts['peerSecretFile'] === undefined ? undefined

@@ -1,5 +1,5 @@
 /**
- * Membership (`conclave member --ui ADDR`): this gossip member's view — every member with its
+ * Membership (`conclave gossip --ui ADDR`): this gossip member's view — every member with its
  * state (alive, suspect, dead, left), age, incarnation; the emergent leader and its generation;
  * and a timeline of suspicions, refutations, deaths and leader changes as this member saw them.
  */

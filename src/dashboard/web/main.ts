@@ -1,6 +1,6 @@
 /**
  * The page: one WebSocket to the member that served it (/ui/feed), whose first frame says the
- * mode — a live cluster (`conclave server`/`dev`), a gossip member (`conclave member --ui`) or
+ * mode — a live cluster (`conclave server`/`dev`), a gossip member (`conclave gossip --ui`) or
  * a recorded simulation (`conclave replay`) — and so which tabs show. Views redraw at most
  * four times a second and only the tab in view, so a busy feed never stalls the page.
  */

@@ -1,0 +1,140 @@
+/**
+ * server: live membership — three real `conclave server` processes under a closed-loop
+ * workload (every call recorded). `conclave member add n4` adds a learner (a second add is
+ * refused on one line), n4 starts with `--initial-cluster-state existing --cluster-id`, is
+ * promoted once caught up, `conclave move-leader` hands leadership to another old member, an
+ * old follower is removed and stopped, then the leader is killed (kill -9): the two voters
+ * left (one of them n4) elect a leader and take writes, and the history is linearizable (so no
+ * acknowledged write was lost). A one-member cluster refuses to remove its last voter, to
+ * promote a voter and to move leadership to a stranger, each on one line with exit 1.
+ * Method: real processes and sockets; every wait is a condition with a deadline.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import type { CliIo } from '../../src/cli/io.js';
+import { runCli } from '../../src/cli/main.js';
+import { freePort } from '../adapters/real-net-helpers.js';
+import { cliClientFlags } from '../support/deadlines.js';
+import { KvWorkload } from '../support/kv-workload.js';
+import { BIN, BUILT, RealCluster, waitFor, type RealMember } from '../support/real-cluster.js';
+
+async function run(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), exitCode: 0 };
+  const code = await runCli(args, io);
+  return { code, out, err };
+}
+
+const clusters: RealCluster[] = [];
+after(async () => {
+  await Promise.all(clusters.map((c) => c.stop()));
+});
+
+const timing = { heartbeatMs: 50, electionTimeoutMs: 500 };
+
+/** Starts n4 on its own ports, joining `cluster` (it is stopped with the cluster). */
+async function startJoiner(cluster: RealCluster, clusterId: string, peerPort: number):
+  Promise<RealMember> {
+  const member: RealMember = { name: 'n4', clientPort: await freePort(), peerPort,
+    child: undefined, stderr: '' };
+  const all = [...cluster.members, member];
+  const peers = all.map((m) => `${m.name}=127.0.0.1:${m.peerPort}`).join(',');
+  const clients = all.map((m) => `${m.name}=127.0.0.1:${m.clientPort}`).join(',');
+  const child = spawn(process.execPath, [BIN, 'server', '--name', 'n4', '--data-dir',
+    join(cluster.dataDir, 'n4'), '--peer-addr', `127.0.0.1:${peerPort}`, '--client-addr',
+    `127.0.0.1:${member.clientPort}`, '--cluster', peers, '--client-urls', clients,
+    '--heartbeat-ms', String(timing.heartbeatMs), '--election-timeout-ms',
+    String(timing.electionTimeoutMs), '--log-level', 'warn', '--peer-secret-file',
+    join(cluster.dataDir, 'peer-secret'), '--initial-cluster-state', 'existing',
+    '--cluster-id', clusterId], { stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr.on('data', (chunk: Buffer) => {
+    member.stderr = (member.stderr + chunk.toString()).slice(-4000);
+  });
+  member.child = child;
+  cluster.members.push(member);
+  return member;
+}
+
+describe('server: live membership', { skip: !BUILT && 'run npm run build first' }, () => {
+  test('add a fourth member under writes, promote it, remove an old one, kill -9 the leader',
+    async () => {
+    const cluster = await RealCluster.start({ nodes: 3, ...timing });
+    clusters.push(cluster);
+    const firstLeader = await cluster.waitForLeader();
+    const deadlineMs = 40 * timing.electionTimeoutMs;
+    const flags = (): string[] => ['--endpoints', cluster.endpoints.join(','),
+      ...cliClientFlags()];
+    const workload = new KvWorkload(cluster, 4 * timing.electionTimeoutMs);
+    workload.start(3);
+    const list = await run(['member', 'list', '--json', ...flags()]);
+    assert.equal(list.code, 0, list.err.join('\n'));
+    const { clusterId, members } = JSON.parse(list.out[0] ?? '{}') as { clusterId: string;
+      members: { name: string; role: string }[] };
+    assert.deepEqual(members.map((m) => m.role), ['voter', 'voter', 'voter']);
+    const peerPort = await freePort();
+    const added = await run(['member', 'add', 'n4', '--peer-addr', `127.0.0.1:${peerPort}`,
+      ...flags()]);
+    assert.equal(added.code, 0, added.err.join('\n'));
+    assert.match(added.out[0] ?? '', /--initial-cluster-state existing --cluster-id [0-9a-f]{16}/);
+    const again = await run(['member', 'add', 'n4', '--peer-addr', `127.0.0.1:${peerPort}`,
+      ...flags()]);
+    assert.deepEqual([again.code, again.err.length], [1, 1]);
+    assert.match(again.err[0] ?? '', /member n4 already exists \(a learner\)/);
+    const n4 = await startJoiner(cluster, clusterId, peerPort);
+    await waitFor(async () => ((await run(['member', 'promote', 'n4', ...flags()])).code === 0
+      ? true : undefined), deadlineMs, 'n4 promoted');
+
+    const [successor, removed] = cluster.members.filter((m) => m !== firstLeader && m !== n4);
+    const moved = await run(['move-leader', successor!.name, ...flags()]);
+    assert.equal(moved.code, 0, moved.err.join('\n'));
+    assert.match(moved.out[0] ?? '', new RegExp(`^leader is ${successor!.name}`));
+    // A new leader refuses changes until an entry of its term commits: retry that refusal only.
+    await waitFor(async () => {
+      const gone = await run(['member', 'remove', removed!.name, ...flags()]);
+      if (gone.code === 0) return true;
+      assert.match(gone.err[0] ?? '', /has not committed an entry of its term yet/);
+      return undefined;
+    }, deadlineMs, `${removed!.name} removed`);
+    await cluster.kill9(removed!);
+    const ackedBefore = workload.acked.length;
+    await cluster.kill9(successor!);
+    // The voters left: the first leader and n4; one leads, the other follows it.
+    const left = [firstLeader, n4];
+    await waitFor(async () => {
+      const statuses = await Promise.all(left.map((m) => cluster.status(m)));
+      const leader = statuses.find((s) => s?.role === 'leader');
+      return leader !== undefined && statuses.every((s) => s?.leaderId === leader.id)
+        ? true : undefined;
+    }, deadlineMs, 'a leader among the two voters left');
+    await waitFor(async () => (workload.acked.length >= ackedBefore + 10 ? true : undefined),
+      deadlineMs, 'writes acknowledged after the failover');
+    await workload.stop();
+    assert.equal(workload.checkLinearizable(), 'ok');
+  });
+
+  test('refusals: the last voter, a voter promoted, leadership to a stranger', async () => {
+    const cluster = await RealCluster.start({ nodes: 1, ...timing });
+    clusters.push(cluster);
+    await cluster.waitForLeader();
+    const flags = ['--endpoints', cluster.endpoints.join(','), ...cliClientFlags()];
+    const cases: [string[], RegExp][] = [
+      [['member', 'remove', 'n1'], /refusing to remove n1, the last voter/],
+      [['member', 'promote', 'n1'], /member n1 is a voter already/],
+      [['member', 'remove', 'n9'], /no member n9/],
+      [['move-leader', 'n9'], /n9 is not a voter/],
+    ];
+    for (const [args, line] of cases) {
+      const r = await run([...args, ...flags]);
+      assert.deepEqual([r.code, r.err.length], [1, 1], args.join(' '));
+      assert.match(r.err[0] ?? '', line);
+    }
+    const bad = await run(['member', 'add', 'n2', '--peer-addr', 'nowhere', ...flags]);
+    assert.deepEqual([bad.code, bad.err.length], [2, 1]);
+    assert.match(bad.err[0] ?? '', /--peer-addr: not a host:port address/);
+    const help = await run(['member', 'add', '--help']);
+    assert.match(help.out.join('\n'), /--peer-addr/);
+  });
+});
