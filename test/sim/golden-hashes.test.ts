@@ -42,6 +42,7 @@ export const GOLDEN_CASES: Readonly<Record<string, ScenarioOptions>> = {
   'raft-vote-restart': {},
   'gossip': { members: 8 },
   'lease': { clients: 3, 'safety-s': 3 },
+  'core': { 'safety-s': 3 },
 };
 
 /** A scenario's options: every flag at its default, then `overrides`. */

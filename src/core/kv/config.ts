@@ -98,6 +98,21 @@ export interface KvStoreConfig {
    * belongs in plain keys. (The shortest TTL depends on Raft timing: the server checks it.)
    */
   readonly leaseTtlMsMax: number;
+  /** TEST-ONLY planted bugs, see {@link KvMutants}. Default: absent (no mutant). */
+  readonly mutants?: KvMutants;
+}
+
+/**
+ * TEST-ONLY planted bugs in the store. Each flag turns on one clearly marked branch that breaks
+ * a rule, so the simulator (`conclave sim --scenario core --mutant NAME`) can prove a checker
+ * catches it. Production configs leave `mutants` out.
+ */
+export interface KvMutants {
+  /**
+   * The idempotency check dropped: a retry of the latest applied request of a client (same id,
+   * sequence and digest) is applied again instead of answered from its saved result.
+   */
+  readonly retryReapplied: boolean;
 }
 
 /** Estimated memory of one history event apart from its strings (objects, numbers). */

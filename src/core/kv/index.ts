@@ -75,7 +75,7 @@ export {
   KV_PUT_ENCODING_SLACK_BYTES,
   KV_STORE_DEFAULTS,
   validateKvStoreConfig,
-  type KvStoreConfig,
+  type KvMutants, type KvStoreConfig,
 } from './config.js';
 export { validateKvCommand, validateKvRangeRequest, validateKvWatchRequest } from './validate.js';
 export {

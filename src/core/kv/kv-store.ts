@@ -213,6 +213,8 @@ export class KvStore {
     const check = this.clients.check(clientId, sequence, digest);
     switch (check.kind) {
       case 'retry':
+        // MUTANT retryReapplied: the retry runs again (after the original, with its effects).
+        if (this.config.mutants?.retryReapplied === true) break;
         return check.result;
       case 'mismatch':
         return kvError({ code: 'idempotency-mismatch', clientId, sequence });

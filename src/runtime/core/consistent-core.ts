@@ -64,7 +64,28 @@ export interface ConsistentCoreOptions {
   readonly raftRuntime?: RaftRuntimeConfig;
   /** History compaction on the leader (etcd's --auto-compaction-*). Default: off. */
   readonly autoCompaction?: AutoCompactionConfig;
+  /** TEST-ONLY planted bugs, see {@link CoreMutants}. Default: absent (no mutant). */
+  readonly mutants?: CoreMutants;
 }
+
+/**
+ * TEST-ONLY planted bugs in the server path. Each flag turns on one clearly marked branch that
+ * breaks a rule, so the simulator (`conclave sim --scenario core --mutant NAME`) can prove a
+ * checker catches it. Production configs leave `mutants` out; nothing outside tests sets one.
+ */
+export interface CoreMutants {
+  /** A linearizable read is answered from this member's state, with no ReadIndex barrier. */
+  readonly readsWithoutReadIndex: boolean;
+  /** A page of watch events with two or more loses its last one (an off-by-one in paging). */
+  readonly watchSkipsEvent: boolean;
+  /** The store's idempotency check dropped: a retry is applied again (KvMutants). */
+  readonly retryReapplied: boolean;
+}
+
+/** No mutant: what options without `mutants` mean. */
+export const CORE_NO_MUTANTS: CoreMutants = Object.freeze({
+  readsWithoutReadIndex: false, watchSkipsEvent: false, retryReapplied: false,
+});
 
 export interface ConsistentCoreComponents {
   readonly clock: Clock;
@@ -169,7 +190,8 @@ export class ConsistentCore {
       ...validateRaftRuntimeConfig(runtimeConfig), ...validateAutoCompactionConfig(compaction)];
     if (leaseProblems.length > 0) throw new ConfigInvalidError(formatConfigProblems(leaseProblems));
     this.leaseTiming = leaseTimingOf(leaseConfig, options.raft);
-    this.store = new KvStore(options.kv);
+    this.store = new KvStore(options.mutants?.retryReapplied === true
+      ? { ...options.kv, mutants: { retryReapplied: true } } : options.kv);
     this.leases = new LeaseTracker(leaseConfig, {
       clock: c.clock, timer: c.timer, leases: this.store,
       propose: (command, done) => this.proposeLeaseCommand(command, done),
@@ -281,6 +303,10 @@ export class ConsistentCore {
   read(request: KvRangeRequest, consistency: 'linearizable' | 'serializable',
     done: (outcome: ReadOutcome) => void): void {
     if (consistency === 'serializable') return done({ kind: 'ok', result: this.store.range(request) });
+    // MUTANT readsWithoutReadIndex: answered from this member's state, leadership unconfirmed.
+    if (this.options.mutants?.readsWithoutReadIndex === true) {
+      return done({ kind: 'ok', result: this.store.range(request) });
+    }
     // ReadIndex (Raft thesis §6.4): confirmed leadership plus applied up to the read index, no
     // log write; the range is read inside the callback, at exactly that point.
     this.runtime.read((outcome) => {
@@ -294,7 +320,11 @@ export class ConsistentCore {
   /** Watch events from `fromRevision` on (pull; the server pushes them to streams). */
   eventsSince(fromRevision: number, selector: KvKeySelector, limit?: number):
     { kind: 'events'; revision: number; events: readonly KvEvent[]; nextRevision: number; more: boolean } | KvErrorResult {
-    return this.store.eventsSince(fromRevision, selector, limit);
+    const page = this.store.eventsSince(fromRevision, selector, limit);
+    // MUTANT watchSkipsEvent: the page's last event is lost, its revision still passed over.
+    if (this.options.mutants?.watchSkipsEvent !== true || page.kind !== 'events'
+      || page.events.length < 2) return page;
+    return { ...page, events: page.events.slice(0, -1) };
   }
 
   /**

@@ -1,5 +1,6 @@
 /** The scenarios `conclave sim --scenario NAME` knows, by name. */
 import type { Scenario } from '../scenario.js';
+import { coreScenario } from './core/index.js';
 import { gossipScenario } from './gossip/index.js';
 import { heartbeatScenario } from './heartbeat.js';
 import { leaseScenario } from './lease/index.js';
@@ -18,4 +19,5 @@ export const SCENARIOS: ReadonlyMap<string, Scenario<unknown>> = new Map<string,
   [raftVoteRestartScenario.name, raftVoteRestartScenario as Scenario<unknown>],
   [gossipScenario.name, gossipScenario as Scenario<unknown>],
   [leaseScenario.name, leaseScenario as Scenario<unknown>],
+  [coreScenario.name, coreScenario as Scenario<unknown>],
 ]);

@@ -194,6 +194,9 @@ export class SimMemberServer {
   }
 
   private openWatch(core: ConsistentCore, from: NodeId, id: string, request: WatchRequest): void {
+    // A repeat of the open (the network duplicates): the stream is open already. Opening it
+    // again would restart its `seq`, and the client would drop the new frames as repeats.
+    if (this.watches.has(streamKey(from, id))) return;
     const start = request.fromRevision > 0 ? request.fromRevision : core.store.revision + 1;
     const watch: MemberWatch = { client: from, id, seq: 0, nextRevision: start,
       selector: { key: request.key, ...(request.prefix ? { prefix: true } : {}) } };
@@ -228,6 +231,7 @@ export class SimMemberServer {
   }
 
   private openLeaseStream(core: ConsistentCore, from: NodeId, id: string): void {
+    if (this.leaseStreams.has(streamKey(from, id))) return; // a repeat, as for watches
     const refusal = notLeading(core);
     if (refusal?.kind === 'refused') {
       return this.sendMember(from, { kind: 'refused', id, error: refusal.error,

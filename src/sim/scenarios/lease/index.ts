@@ -39,7 +39,8 @@
  * ```
  */
 export {
-  leaseScenario, runLeaseSeed, type LeaseFigures, type LeaseSeedHooks, type RecipeFigures,
+  convergence, leaseScenario, runLeaseSeed, type LeaseFigures, type LeaseSeedHooks,
+  type RecipeFigures,
 } from './lease-scenario.js';
 export {
   HOLDER_MARGIN_MS, LEASE_FLAGS, LEASE_MUTANT_NAMES, RECIPE_MARGIN_MS, type LeaseSettings,

@@ -203,7 +203,7 @@ async function play(run: Run): Promise<void> {
 }
 
 /** After the end: every member reaches the same applied state (same bytes), within a bound. */
-async function convergence(world: LeaseWorld): Promise<Violation[]> {
+export async function convergence(world: LeaseWorld): Promise<Violation[]> {
   const { scheduler } = world;
   const endMs = scheduler.nowMs;
   const settled = (): boolean => {

@@ -15,6 +15,7 @@ import { randomFloat, randomInt } from '../../../core/random.js';
 import {
   LEASE_NO_MUTANTS, type LeaseConfig,
 } from '../../../runtime/lease/index.js';
+import type { CoreMutants } from '../../../runtime/core/index.js';
 import { FAULT_KINDS, drawNemesisPlan, type NemesisPlan } from '../../nemesis.js';
 import type { Prng } from '../../prng.js';
 import type { ScenarioFlag, ScenarioOptions } from '../../scenario.js';
@@ -105,6 +106,8 @@ export interface LeaseSettings {
   readonly recipes: RecipeSettings;
   /** Undefined without `--snapshots` (the server's defaults: a snapshot every 10 000 entries). */
   readonly snapshots: LeaseSnapshotSettings | undefined;
+  /** Planted server-path bugs (scenario `core`); undefined: none. */
+  readonly coreMutants?: CoreMutants;
 }
 
 /** The elections and locks of a seed. */

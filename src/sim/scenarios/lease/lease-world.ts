@@ -285,6 +285,7 @@ export class LeaseWorld {
       // Small segments with snapshots on, so compaction removes some.
       wal: { ...WAL_DEFAULTS, segmentBytesMax: settings.snapshots === undefined ? 65_536 : 4096 },
       lease: settings.lease, raftRuntime: snapshotConfig(settings),
+      ...(settings.coreMutants === undefined ? {} : { mutants: settings.coreMutants }),
     }, {
       clock: context.clock, timer: context.timer, transport, storage: context.storage,
       random: context.random, logger: SILENT_LOGGER,

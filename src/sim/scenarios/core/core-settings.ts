@@ -1,0 +1,74 @@
+/**
+ * The core scenario's flags and what each seed draws: the lease scenario's draw (Raft and lease
+ * timing, network, nemesis plan, transfers, client clocks) with snapshots always on, no
+ * election or lock clients, and the clients split into KV clients, lease clients and watchers.
+ */
+import { assert } from '../../../core/assert.js';
+import { CORE_NO_MUTANTS, type CoreMutants } from '../../../runtime/core/index.js';
+import type { Prng } from '../../prng.js';
+import type { ScenarioFlag, ScenarioOptions } from '../../scenario.js';
+import { drawLeaseSettings, type LeaseSettings } from '../lease/lease-settings.js';
+
+/** The planted server-path bugs (CoreMutants) the scenario knows. */
+export const CORE_MUTANT_NAMES: readonly string[] = Object.keys(CORE_NO_MUTANTS);
+
+export const CORE_FLAGS: readonly ScenarioFlag[] = [
+  { name: 'nodes', kind: 'integer', description: 'consistent-core members', defaultValue: 5,
+    min: 3, max: 7 },
+  { name: 'kv-clients', kind: 'integer', description: 'simulated clients issuing puts, '
+    + 'deletes, compare-and-swaps and reads (two calls in flight each)', defaultValue: 4, min: 1,
+  max: 16 },
+  { name: 'lease-clients', kind: 'integer', description: 'simulated clients granting, keeping '
+    + 'and ending leases', defaultValue: 2, min: 0, max: 16 },
+  { name: 'watchers', kind: 'integer', description: 'simulated clients watching the KV keys, '
+    + 'resuming now and then', defaultValue: 3, min: 0, max: 16 },
+  { name: 'safety-s', kind: 'number', description: 'simulated seconds of faults (then heal, '
+    + 'and long enough for every lease to end)', defaultValue: 10, min: 1, max: 3600 },
+  { name: 'snapshot-count', kind: 'integer', description: 'entries between snapshots (as '
+    + '`conclave server --snapshot-count`; default: drawn from 8, 25, 80)',
+  defaultValue: undefined, min: 2, max: 1_000_000 },
+  { name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known server-path bug '
+    + '(caught only on seeds whose faults reach it)', defaultValue: undefined,
+  choices: CORE_MUTANT_NAMES },
+];
+
+export interface CoreSettings {
+  readonly lease: LeaseSettings;
+  readonly kvClients: number;
+  readonly leaseClients: number;
+  readonly watchers: number;
+  /** The KV workload's keys (few, so operations contend). */
+  readonly keys: readonly string[];
+  readonly mutant: string | undefined;
+}
+
+/** The KV keys' prefix (the watchers watch it; lease keys live elsewhere). */
+export const KV_PREFIX = 'kv/';
+
+export function drawCoreSettings(prng: Prng, options: ScenarioOptions): CoreSettings {
+  const count = (name: string): number => {
+    const value = options[name];
+    assert(typeof value === 'number' && Number.isSafeInteger(value),
+      () => `option ${name} must be an integer: ${String(value)}`);
+    return value;
+  };
+  const kvClients = count('kv-clients');
+  const leaseClients = count('lease-clients');
+  const watchers = count('watchers');
+  const mutant = options['mutant'] === undefined ? undefined : String(options['mutant']);
+  assert(mutant === undefined || CORE_MUTANT_NAMES.includes(mutant),
+    () => `unknown core mutant ${String(mutant)}`);
+  const drawn = drawLeaseSettings(prng, { nodes: options['nodes'],
+    clients: kvClients + leaseClients + watchers, 'safety-s': options['safety-s'],
+    'recipe-clients': 0, snapshots: true });
+  const given = options['snapshot-count'];
+  const snapshots = drawn.snapshots === undefined || given === undefined ? drawn.snapshots
+    : { ...drawn.snapshots, entries: count('snapshot-count') };
+  const coreMutants: CoreMutants | undefined = mutant === undefined ? undefined
+    : { ...CORE_NO_MUTANTS, [mutant]: true };
+  const keys = Array.from({ length: 3 }, (_, i) => `${KV_PREFIX}${i}`);
+  return {
+    lease: { ...drawn, snapshots, ...(coreMutants === undefined ? {} : { coreMutants }) },
+    kvClients, leaseClients, watchers, keys, mutant,
+  };
+}
