@@ -18,6 +18,13 @@ import {
 /** Default wait for one answer. Unit: ms. A change commits within a few heartbeats. */
 const MEMBER_TIMEOUT_MS = 5000;
 
+/** Answers after which another endpoint, or another round, may do better. */
+const RETRIED_CODES: ReadonlySet<string> = new Set(['CONCLAVE_UNAVAILABLE', 'CONCLAVE_NO_LEADER',
+  'CONCLAVE_NO_QUORUM']);
+
+/** Between rounds while no member knows a leader. Unit: ms. Why: about two heartbeats. */
+const LEADERLESS_RETRY_MS = 200;
+
 interface MemberRow {
   readonly name: string;
   readonly role: string;
@@ -107,19 +114,28 @@ async function run(io: CliIo, name: string, flags: ClientFlags,
     const options = { timeoutMs: flags.timeoutMs ?? MEMBER_TIMEOUT_MS,
       ...(tls === undefined ? {} : { tls }) };
     const call: Call = async (method, path, payload) => {
-      let lastError: unknown;
-      for (const url of urls) {
-        try {
-          const answer = method === 'GET' ? await httpGet(`${url}${path}`, options)
-            : await httpPostJson(`${url}${path}`, payload, options);
-          return okBody(answer);
-        } catch (error) {
-          // Refused by the cluster: the same answer anywhere. Unreachable: try the next.
-          if (error instanceof CoordError && error.code !== 'CONCLAVE_UNAVAILABLE') throw error;
-          lastError = error;
+      // A member that knows no leader yet (an election under way) may know one in a moment:
+      // rounds over the endpoints go on until the timeout, a moment apart.
+      const deadline = performance.now() + options.timeoutMs;
+      for (;;) {
+        let lastError: unknown;
+        for (const url of urls) {
+          try {
+            const answer = method === 'GET' ? await httpGet(`${url}${path}`, options)
+              : await httpPostJson(`${url}${path}`, payload, options);
+            return okBody(answer);
+          } catch (error) {
+            // Refused by the cluster: the same answer anywhere. Unreachable or leaderless:
+            // try the next.
+            if (error instanceof CoordError && !RETRIED_CODES.has(error.code)) throw error;
+            lastError = error;
+          }
         }
+        const leaderless = lastError instanceof CoordError
+          && lastError.code !== 'CONCLAVE_UNAVAILABLE';
+        if (!leaderless || performance.now() + LEADERLESS_RETRY_MS > deadline) throw lastError;
+        await new Promise((resolve) => setTimeout(resolve, LEADERLESS_RETRY_MS));
       }
-      throw lastError;
     };
     const everyEndpoint: EveryEndpoint = async (path, payload) => {
       await Promise.all(urls.map((url) => httpPostJson(`${url}${path}`, payload, options, 0)
