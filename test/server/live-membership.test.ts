@@ -29,7 +29,10 @@ async function run(args: string[]): Promise<{ code: number; out: string[]; err: 
 }
 
 const clusters: RealCluster[] = [];
+/** Workloads still writing: a failed assertion must not leave one running (the file hangs). */
+const workloads: KvWorkload[] = [];
 after(async () => {
+  await Promise.all(workloads.map((w) => w.stop().catch(() => undefined)));
   await Promise.all(clusters.map((c) => c.stop()));
 });
 
@@ -68,6 +71,7 @@ describe('server: live membership', { skip: !BUILT && 'run npm run build first' 
     const flags = (): string[] => ['--endpoints', cluster.endpoints.join(','),
       ...cliClientFlags()];
     const workload = new KvWorkload(cluster, 4 * timing.electionTimeoutMs);
+    workloads.push(workload);
     workload.start(3);
     const list = await run(['member', 'list', '--json', ...flags()]);
     assert.equal(list.code, 0, list.err.join('\n'));
