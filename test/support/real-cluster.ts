@@ -131,12 +131,17 @@ export class RealCluster {
    */
   async waitForLeader(deadlineMs = this.deadlines.leaderMs,
     among: RealMember[] = this.members.filter((m) => m.child !== undefined)): Promise<RealMember> {
+    let seen = 'no status yet';
     return waitFor(async () => {
       const statuses = await Promise.all(among.map((m) => this.status(m)));
+      // What each member said last, for the message if the wait times out.
+      seen = among.map((m, i) => `${m.name}: ${statuses[i] === undefined ? 'no answer'
+        : `${statuses[i]!.role} term ${statuses[i]!.term} leader ${statuses[i]!.leaderId}`}`)
+        .join('; ');
       const leaders = among.filter((_, i) => statuses[i]?.role === 'leader');
       const agree = statuses.filter((s) => s?.leaderId === leaders[0]?.name).length;
       return leaders.length === 1 && agree > this.members.length / 2 ? leaders[0] : undefined;
-    }, deadlineMs, 'a leader followed by a majority');
+    }, deadlineMs, () => `a leader followed by a majority (last seen: ${seen})`);
   }
 
   async stop(): Promise<void> {
@@ -147,12 +152,16 @@ export class RealCluster {
 }
 
 /** Polls `probe` until it returns a value, or fails after `deadlineMs` naming what it waited for. */
-export async function waitFor<T>(probe: () => Promise<T | undefined>, deadlineMs: number, what: string): Promise<T> {
+export async function waitFor<T>(probe: () => Promise<T | undefined>, deadlineMs: number,
+  what: string | (() => string)): Promise<T> {
   const end = performance.now() + deadlineMs;
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
-    if (performance.now() > end) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
+    if (performance.now() > end) {
+      throw new Error(`timed out after ${deadlineMs} ms waiting for ${typeof what === 'string'
+        ? what : what()}`);
+    }
     await new Promise((r) => setTimeout(r, 25));
   }
 }
