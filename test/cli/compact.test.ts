@@ -7,17 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { CliIo } from '../../src/cli/io.js';
-import { runCli } from '../../src/cli/main.js';
 import { FakeCluster } from '../client/fake-cluster.js';
+import { runCliInProcess } from './run-in-process.js';
 
-async function run(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), exitCode: 0 };
-  const code = await runCli(args, io);
-  return { code, out, err };
-}
+const run = runCliInProcess;
 
 let fake: FakeCluster;
 let endpoints: string[];

@@ -7,26 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { CliIo } from '../../src/cli/io.js';
-import { runCli } from '../../src/cli/main.js';
 import { FakeCluster } from '../client/fake-cluster.js';
+import { runCliInProcess } from './run-in-process.js';
 
-interface Run {
-  readonly code: number;
-  readonly out: string[];
-  readonly err: string[];
-}
-
-async function run(args: string[]): Promise<Run> {
-  const out: string[] = [];
-  const err: string[] = [];
-  // stdin: empty and not a terminal, whatever the test runner's own stdin is (a never-closed
-  // pipe in some CI shells would otherwise keep `kv put KEY` waiting for its value).
-  const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), exitCode: 0,
-    stdinIsTty: false, readStdin: () => Promise.resolve('') };
-  const code = await runCli(args, io);
-  return { code, out, err };
-}
+const run = runCliInProcess;
 
 let fake: FakeCluster;
 let endpoints: string[];

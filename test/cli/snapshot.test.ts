@@ -12,21 +12,14 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import type { CliIo } from '../../src/cli/io.js';
-import { runCli } from '../../src/cli/main.js';
 import { cliClientFlags } from '../support/deadlines.js';
 import { call } from '../support/kv-http.js';
 import { BUILT, RealCluster, type RealMember } from '../support/real-cluster.js';
+import { runCliInProcess } from './run-in-process.js';
 
 const PUTS = 300;
 
-async function run(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), exitCode: 0 };
-  const code = await runCli(args, io);
-  return { code, out, err };
-}
+const run = runCliInProcess;
 
 async function everyKey(endpoint: string): Promise<Record<string, string>> {
   const outcome = await call(endpoint, '/v1/kv/range', { key: 'bk/', prefix: true }, 10_000);

@@ -11,12 +11,11 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { after, afterEach, before, describe, test } from 'node:test';
-import type { CliIo } from '../../src/cli/io.js';
-import { runCli } from '../../src/cli/main.js';
 import { connect, type ConclaveClient, type ConnectOptions } from '../../src/client/index.js';
 import { LeaseFakeCluster } from './lease-fake-cluster.js';
 import { rejection, until } from '../support/conditions.js';
 import { makeTestCerts, type TestCerts } from '../support/tls-certs.js';
+import { runCliInProcess } from '../cli/run-in-process.js';
 
 const FAST: Omit<ConnectOptions, 'endpoints'> = {
   requestTimeoutMs: 2000, retryDeadlineMs: 3000, backoffMsMin: 1, backoffMsMax: 20,
@@ -45,13 +44,7 @@ async function freePort(candidates: readonly number[]): Promise<number | undefin
   return undefined;
 }
 
-async function run(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), exitCode: 0 };
-  const code = await runCli(args, io);
-  return { code, out, err };
-}
+const run = runCliInProcess;
 
 afterEach(() => {
   for (const c of clients.splice(0)) c.close();

@@ -13,20 +13,13 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import type { CliIo } from '../../src/cli/io.js';
-import { runCli } from '../../src/cli/main.js';
 import { freePort } from '../adapters/real-net-helpers.js';
 import { cliClientFlags } from '../support/deadlines.js';
 import { KvWorkload } from '../support/kv-workload.js';
 import { BIN, BUILT, RealCluster, waitFor, type RealMember } from '../support/real-cluster.js';
+import { runCliInProcess } from '../cli/run-in-process.js';
 
-async function run(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), exitCode: 0 };
-  const code = await runCli(args, io);
-  return { code, out, err };
-}
+const run = runCliInProcess;
 
 const clusters: RealCluster[] = [];
 /** Workloads still writing: a failed assertion must not leave one running (the file hangs). */
