@@ -42,8 +42,11 @@ export interface MemberStatus {
   readonly uptimeMs?: number;
   /** The member's own answer: the bytes its data directory holds on disk. */
   readonly dataSizeBytes?: number;
-  /** The member's own answer: the live keys' size in its store. Unit: bytes. */
-  readonly keyspaceBytes?: number;
+  /**
+   * The member's own answer: the live keys' size in its store (etcd's "DB SIZE"; the quota
+   * counts it). Unit: bytes.
+   */
+  readonly dbSizeBytes?: number;
 }
 
 /** One endpoint asked, and what came of it. */
@@ -198,7 +201,7 @@ function memberStatus(id: string, self: { url: string; body: Record<string, unkn
     ...opt('version', str(body?.['version'])),
     ...opt('uptimeMs', num(body?.['uptimeMs'])),
     ...opt('dataSizeBytes', num(body?.['dataSizeBytes'])),
-    ...opt('keyspaceBytes', num(body?.['keyspaceBytes'])),
+    ...opt('dbSizeBytes', num(body?.['dbSizeBytes'])),
   };
 }
 

@@ -267,8 +267,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
   const requestTimeoutMs = 4 * config.electionTimeoutMs;
   const status = (): unknown => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms,
     version: CONCLAVE_VERSION, uptimeMs: Math.round(performance.now() - startedAtMs),
-    dataSizeBytes: directorySizeBytes(data.directory),
-    keyspaceBytes: core.store.keyspaceBytes });
+    dataSizeBytes: directorySizeBytes(data.directory) });
   const clientStreams = new ClientStreamHub({ watches: hub, guard, limits,
     logger: logger.child({ component: 'client-stream' }),
     calls: { core, quota, clientUrlOf, status, requestTimeoutMs, leaderless,
