@@ -29,6 +29,8 @@ export interface RealMember {
   readonly peerPort: number;
   child: ChildProcess | undefined;
   stderr: string;
+  /** How the last process ended, if it did on its own ("code 1", "signal SIGABRT"). */
+  exited?: string | undefined;
 }
 
 export interface RealClusterOptions {
@@ -48,6 +50,8 @@ export class RealCluster {
   readonly dataDir = mkdtempSync(join(tmpdir(), 'conclave-cluster-'));
   /** How long waits on this cluster may take, from its own timings (deadlines.ts). */
   readonly deadlines: ClusterDeadlines;
+  /** Why each member's last status request failed (for timeout messages). */
+  private readonly statusErrors = new Map<string, string>();
 
   private constructor(readonly options: RealClusterOptions) {
     this.deadlines = clusterDeadlines({
@@ -91,6 +95,10 @@ export class RealCluster {
       '--peer-secret-file', join(this.dataDir, 'peer-secret'),
       ...(this.options.serverArgs ?? [])], { stdio: ['ignore', 'ignore', 'pipe'] });
     member.stderr = '';
+    member.exited = undefined;
+    child.once('exit', (code, signal) => {
+      if (member.child === child) member.exited = signal === null ? `code ${code}` : `signal ${signal}`;
+    });
     child.stderr?.on('data', (chunk: Buffer) => {
       member.stderr = (member.stderr + chunk.toString()).slice(-4000);
     });
@@ -120,7 +128,8 @@ export class RealCluster {
       const response = await fetch(`http://${this.endpoint(member)}/v1/status`,
         { signal: AbortSignal.timeout(patienceMs(200)) });
       return (await response.json()) as MemberStatus;
-    } catch {
+    } catch (error) {
+      this.statusErrors.set(member.name, String((error as Error).cause ?? error));
       return undefined;
     }
   }
@@ -135,13 +144,21 @@ export class RealCluster {
     return waitFor(async () => {
       const statuses = await Promise.all(among.map((m) => this.status(m)));
       // What each member said last, for the message if the wait times out.
-      seen = among.map((m, i) => `${m.name}: ${statuses[i] === undefined ? 'no answer'
+      seen = among.map((m, i) => `${m.name}: ${statuses[i] === undefined ? this.silence(m)
         : `${statuses[i]!.role} term ${statuses[i]!.term} leader ${statuses[i]!.leaderId}`}`)
         .join('; ');
       const leaders = among.filter((_, i) => statuses[i]?.role === 'leader');
       const agree = statuses.filter((s) => s?.leaderId === leaders[0]?.name).length;
       return leaders.length === 1 && agree > this.members.length / 2 ? leaders[0] : undefined;
     }, deadlineMs, () => `a leader followed by a majority (last seen: ${seen})`);
+  }
+
+  /** Why a member gave no status: its process ended (with its last stderr), or no answer. */
+  private silence(member: RealMember): string {
+    if (member.exited === undefined) {
+      return `no answer (process running; ${this.statusErrors.get(member.name) ?? '?'})`;
+    }
+    return `process ended (${member.exited}); stderr: ${member.stderr.slice(-600)}`;
   }
 
   async stop(): Promise<void> {
