@@ -142,6 +142,9 @@ export class RealCluster {
     among: RealMember[] = this.members.filter((m) => m.child !== undefined)): Promise<RealMember> {
     let seen = 'no status yet';
     return waitFor(async () => {
+      // A member that ended on its own will not come back: say so now, not after the deadline.
+      const ended = among.find((m) => m.exited !== undefined);
+      if (ended !== undefined) throw new Error(`${ended.name}: ${this.silence(ended)}`);
       const statuses = await Promise.all(among.map((m) => this.status(m)));
       // What each member said last, for the message if the wait times out.
       seen = among.map((m, i) => `${m.name}: ${statuses[i] === undefined ? this.silence(m)
