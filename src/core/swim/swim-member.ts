@@ -957,9 +957,16 @@ export class SwimMember {
     this.broadcasts.enqueue(toUpdate(self));
   }
 
-  /** Takes `update` as the truth about its member (join-ack and rejoin only). */
+  /**
+   * Takes `update` as the truth about its member (join-ack and rejoin only), unless this view
+   * knows the member at a higher incarnation: that is the member's own later word (a
+   * refutation the sender has not heard yet), and the sender's older record must not undo it.
+   * Seen in `sim --scenario gossip --members 100 --seed 13 --hostile`: rejoiners adopted a
+   * view that still held refuted members dead, and passed those deaths on.
+   */
   private adoptRecord(update: GossipUpdate, from: NodeId, nowMs: number): void {
     const record = this.table.get(update.member);
+    if (record !== undefined && record.incarnation > update.incarnation) return;
     if (record === undefined) {
       this.addRecord(update, nowMs);
     } else {

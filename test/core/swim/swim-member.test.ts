@@ -175,6 +175,32 @@ describe('swim: member', () => {
     assert.ok(now.age > 5 && now.incarnation > old.incarnation, JSON.stringify(now));
   });
 
+  test('a rejoiner keeps what it knows newer than the view it adopts (a refutation the sender missed)', () => {
+    const h = new SwimHarness({ seed: 7 });
+    h.startCluster(5);
+    h.runFor(6000);
+    const [n2, n5] = [nodeId('n2'), nodeId('n5')];
+    const n5Member = h.member('n5');
+    const refuted = n5Member.member(n2)!;
+    const self = n5Member.member(n5)!;
+    // n5 knows n2 at incarnation 1 above what the sender's view still says.
+    const stale = { member: n2, state: 'dead' as const, incarnation: refuted.incarnation - 1,
+      age: refuted.age, by: nodeId('n1') };
+    assert.ok(stale.incarnation >= 0, JSON.stringify(refuted));
+    const leader = n5Member.leader()!;
+    // The acting side (n1, n5's coordinator) declared n5 dead and demands re-admission.
+    n5Member.step(nodeId('n1'), {
+      kind: 'push-pull', reply: true, acting: true,
+      claim: { generation: leader.generation, by: leader.id },
+      members: [{ member: n5, state: 'dead', incarnation: self.incarnation, age: self.age,
+        readmit: true }, stale],
+    } as never, h.nowMs);
+    h.flush(n5Member);
+    assert.equal(h.eventsOf('rejoined').filter((e) => e.at === 'n5').length, 1, 'n5 rejoined');
+    assert.equal(n5Member.member(n2)?.state, 'alive', 'the rejoiner took a stale death');
+    assert.equal(n5Member.member(n2)?.incarnation, refuted.incarnation);
+  });
+
   test('joining tries the seeds in turn and reports each failed round', () => {
     const h = new SwimHarness({ seed: 8 });
     h.start('n1');
