@@ -4,16 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { freePorts } from './ports.js';
+import { ephemeralPortMin, freePorts } from './ports.js';
 
 const PORTS = fileURLToPath(new URL('./ports.ts', import.meta.url));
 
 test('freePort draws below the ephemeral range, and never a port another process holds', async () => {
-  const ephemeralMin = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
-    .trim().split(/\s+/)[0]);
+  const ephemeralMin = ephemeralPortMin();
   const mine = await freePorts(100);
   for (const port of mine) assert.ok(port >= 10_000 && port < ephemeralMin, `port ${port}`);
   const script = `const { freePorts } = await import(${JSON.stringify(PORTS)});`

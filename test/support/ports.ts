@@ -47,7 +47,7 @@ export async function freePorts(count: number): Promise<number[]> {
 }
 
 /** The lowest port the kernel hands out by itself (Linux; 32768 where it cannot be read). */
-function ephemeralPortMin(): number {
+export function ephemeralPortMin(): number {
   try {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim()
       .split(/\s+/)[0]);
