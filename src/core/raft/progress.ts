@@ -8,13 +8,24 @@
  *   (advancing `nextIndex` on send), with at most `inflightMessagesMax` unacknowledged messages.
  * - `snapshot`: the follower needs entries the leader compacted away: the leader sends its
  *   snapshot one chunk at a time (the next chunk when the previous one is answered, the same
- *   one again after a heartbeat answer), from the offset the follower asks for.
+ *   one again after a heartbeat answer), from the offset the follower asks for. The snapshot
+ *   under way is kept here until the follower has it, even when the leader takes a newer one:
+ *   restarting with each newer snapshot would never finish when a transfer takes longer than
+ *   the leader takes to write `snapshotEntries` entries (a lagging follower starved forever).
  *
  * Learners (non-voting members) have a Progress like voters; the quorums skip them.
  */
 import { assert, assertNever } from '../assert.js';
 import type { LogIndex } from '../ids.js';
 import { logIndex } from '../ids.js';
+import type { Snapshot } from './types.js';
+
+/** A snapshot a leader is sending a follower, with the checksum its chunks carry. */
+export interface SnapshotUnderWay {
+  readonly snapshot: Snapshot;
+  /** CRC-32C of `snapshot.data`. */
+  readonly checksum: number;
+}
 
 export type ProgressState = 'probe' | 'replicate' | 'snapshot';
 
@@ -85,6 +96,11 @@ export class Progress {
   /** In `snapshot`: the index of the snapshot being sent, and the next byte to send. */
   pendingSnapshotIndex: LogIndex = logIndex(0);
   snapshotOffsetBytes = 0;
+  /**
+   * In `snapshot`: the snapshot being sent (undefined in the other states). One per follower at
+   * most, so a leader holds at most one older snapshot per lagging follower beside its own.
+   */
+  snapshotUnderWay: SnapshotUnderWay | undefined = undefined;
 
   constructor(nextIndex: LogIndex, inflightMessagesMax: number, nowMs: number) {
     this.nextIndex = nextIndex;
@@ -94,19 +110,22 @@ export class Progress {
 
   becomeProbe(): void {
     this.state = 'probe';
+    this.snapshotUnderWay = undefined;
     this.resetFlow();
   }
 
   becomeReplicate(): void {
     this.state = 'replicate';
+    this.snapshotUnderWay = undefined;
     this.resetFlow();
   }
 
-  /** The follower needs the snapshot at `snapshotIndex`: send it from its first byte. */
-  becomeSnapshot(snapshotIndex: LogIndex): void {
+  /** The follower needs `underWay`'s snapshot: send it from its first byte, to its last. */
+  becomeSnapshot(underWay: SnapshotUnderWay): void {
     this.state = 'snapshot';
     this.resetFlow();
-    this.pendingSnapshotIndex = snapshotIndex;
+    this.snapshotUnderWay = underWay;
+    this.pendingSnapshotIndex = underWay.snapshot.meta.index;
     this.snapshotOffsetBytes = 0;
   }
 

@@ -1209,19 +1209,21 @@ export class RaftNode {
     this.snapshotChecksum = snapshot === undefined ? 0 : checksum ?? crc32c(snapshot.data);
   }
 
-  /** One chunk from where the follower asked; the next waits for its answer. */
+  /**
+   * One chunk from where the follower asked; the next waits for its answer. The snapshot is
+   * the one this transfer started with, even when the leader has taken a newer one since.
+   */
   private sendSnapshotChunk(peer: NodeId, pr: Progress): boolean {
-    const snapshot = this.snapshot;
-    assert(snapshot !== undefined, () => `leader ${this.id} sends a snapshot it does not have`);
-    // A newer snapshot replaces the one under way: the follower needs less log after it.
-    if (pr.pendingSnapshotIndex !== snapshot.meta.index) pr.becomeSnapshot(snapshot.meta.index);
+    const underWay = pr.snapshotUnderWay;
+    assert(underWay !== undefined, () => `leader ${this.id} sends ${peer} no snapshot`);
+    const { snapshot, checksum } = underWay;
     const totalBytes = snapshot.data.length;
     const offsetBytes = Math.min(pr.snapshotOffsetBytes, totalBytes);
     const chunkBytesMax = Math.min(this.config.snapshotChunkBytesMax,
       this.config.bytesPerMessageMax);
     const end = Math.min(totalBytes, offsetBytes + chunkBytesMax);
     this.send(peer, { kind: 'snapshot', term: this.currentTerm, meta: snapshot.meta, totalBytes,
-      checksum: this.snapshotChecksum, offsetBytes, data: snapshot.data.subarray(offsetBytes, end) });
+      checksum, offsetBytes, data: snapshot.data.subarray(offsetBytes, end) });
     pr.paused = true;
     return false;
   }
@@ -1229,14 +1231,20 @@ export class RaftNode {
   private stepSnapshotResponse(from: NodeId, m: SnapshotResponse): void {
     const pr = this.progress.get(from);
     if (this.role !== 'leader' || pr === undefined) return;
-    const sending = pr.state === 'snapshot' && m.snapshotIndex === pr.pendingSnapshotIndex;
-    if (sending && this.snapshot?.meta.index === m.snapshotIndex &&
-      m.nextOffsetBytes > this.snapshot.data.length) {
+    const underWay = pr.state === 'snapshot' ? pr.snapshotUnderWay : undefined;
+    const sending = underWay !== undefined && m.snapshotIndex === pr.pendingSnapshotIndex;
+    if (sending && m.nextOffsetBytes > underWay.snapshot.data.length) {
       this.reject(from, m, 'ack-beyond-sent');
       return;
     }
     pr.lastContactMs = this.nowMs;
     if (!sending) return;
+    // Only an answer that moves the transfer sends a chunk: forward (the follower has the chunk
+    // sent) or back (it lost what it had: a restart, a damaged whole). A repeat of the answer
+    // already acted on (a chunk or answer duplicated, a chunk sent again after a heartbeat)
+    // sends nothing, so extra copies in flight die out; answering every one with a chunk kept
+    // them all in flight, one more per heartbeat, and multiplied them on a duplicating network.
+    if (m.nextOffsetBytes === pr.snapshotOffsetBytes) return;
     pr.snapshotOffsetBytes = m.nextOffsetBytes;
     pr.paused = false;
   }
@@ -1423,7 +1431,7 @@ export class RaftNode {
       // Raft §7: the entries this follower needs were compacted away: send the snapshot.
       assert(this.snapshot !== undefined && this.snapshot.meta.index >= this.log.getBaseIndex(),
         () => `leader ${this.id} compacted to ${this.log.getBaseIndex()} without a snapshot`);
-      pr.becomeSnapshot(this.snapshot.meta.index);
+      pr.becomeSnapshot({ snapshot: this.snapshot, checksum: this.snapshotChecksum });
       return this.sendSnapshotChunk(peer, pr);
     }
     const entries = pr.canSendEntries(lastIndex)

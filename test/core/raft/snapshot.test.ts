@@ -92,6 +92,54 @@ describe('raft: snapshots', () => {
     assert.deepEqual(c.violations, []);
   });
 
+  // Seeds 1723253049 and 1723253069 of `sim --scenario core`: a follower never caught up, as
+  // the leader took a snapshot every 25 entries, faster than a transfer of ~100 KB in 64-byte
+  // chunks, and started each transfer again from byte 0 of the newer snapshot.
+  test('a transfer under way finishes with its snapshot after the leader takes a newer one',
+    () => {
+      const c = leaderCompactedPastN3(10, 3);
+      const first = c.disks.get(n('n1'))!.snapshot!;
+      c.heal();
+      untilChunkInFlight(c);
+      c.deliverFirst(isChunk);
+      c.deliverFirst((m) => m.message.kind === 'snapshot-response');
+      // n1 writes and snapshots again while the next chunk is on its way to n3.
+      const onTheWay = c.drop((m) => m.to === n('n3'));
+      for (let i = 0; i < 5; i++) c.propose(n('n1'), `later${i}`);
+      c.deliverAll();
+      c.runFor(10);
+      const newer = c.snapshotAndCompact(n('n1'));
+      c.inFlight.push(...onTheWay);
+      assert.ok(newer.meta.index > first.meta.index);
+      c.runFor(500);
+      const chunks = c.sent.filter((s) => s.startsWith('n1->n3 snapshot '));
+      const firstChunks = Math.ceil(first.data.length / 3);
+      assert.ok(chunks.slice(0, firstChunks)
+        .every((s, i) => s.includes(`at=${first.meta.index}/`) && s.includes(`bytes=${i * 3}+`)),
+      chunks.join('\n'));
+      assert.deepEqual(c.restoredFrom.get(n('n3'))?.meta.index, newer.meta.index,
+        'then the newer one, as the log after the first was compacted');
+      assert.equal(c.node('n3').status().appliedIndex, c.node('n1').status().appliedIndex);
+      assert.deepEqual(c.violations, []);
+    });
+
+  // Seeds 1723253061 and 1723253118 of `sim --scenario core` ran away (20 million events): each
+  // answer to a duplicated chunk sent one more chunk, so the copies in flight multiplied.
+  test('a repeated snapshot answer sends no chunk: duplicates in flight die out', () => {
+    const c = leaderCompactedPastN3(10, 3);
+    const size = c.disks.get(n('n1'))!.snapshot!.data.length;
+    c.heal();
+    untilChunkInFlight(c);
+    const chunk = c.inFlight.find(isChunk)!;
+    c.inFlight.push(chunk, chunk); // the network delivers the first chunk three times
+    c.deliverAll();
+    const chunks = c.sent.filter((s) => s.startsWith('n1->n3 snapshot '));
+    assert.ok(c.restoredFrom.has(n('n3')));
+    assert.ok(chunks.length <= Math.ceil(size / 3) + 1, `${chunks.length} chunks sent for `
+      + `${Math.ceil(size / 3)}:\n${chunks.join('\n')}`);
+    assert.deepEqual(c.violations, []);
+  });
+
   test('a damaged chunk fails the checksum: the follower starts again, then installs', () => {
     const c = leaderCompactedPastN3(10, 64);
     c.heal();
