@@ -25,7 +25,7 @@ export const CORE_FLAGS: readonly ScenarioFlag[] = [
   { name: 'safety-s', kind: 'number', description: 'simulated seconds of faults (then heal, '
     + 'and long enough for every lease to end)', defaultValue: 10, min: 1, max: 3600 },
   { name: 'snapshot-count', kind: 'integer', description: 'entries between snapshots (as '
-    + '`conclave server --snapshot-count`; default: drawn from 8, 25, 80)',
+    + '`conclave server --snapshot-count`; default: drawn from 25, 76, 241)',
   defaultValue: undefined, min: 2, max: 1_000_000 },
   { name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known server-path bug '
     + '(caught only on seeds whose faults reach it)', defaultValue: undefined,
@@ -41,6 +41,9 @@ export interface CoreSettings {
   readonly keys: readonly string[];
   readonly mutant: string | undefined;
 }
+
+/** The lease scenario's drawn snapshot chunk sizes, scaled up for the KV store's snapshots. */
+const CHUNK_SCALE = 16;
 
 /** The KV keys' prefix (the watchers watch it; lease keys live elsewhere). */
 export const KV_PREFIX = 'kv/';
@@ -62,8 +65,17 @@ export function drawCoreSettings(prng: Prng, options: ScenarioOptions): CoreSett
     clients: kvClients + leaseClients + watchers, 'safety-s': options['safety-s'],
     'recipe-clients': 0, snapshots: true });
   const given = options['snapshot-count'];
-  const snapshots = drawn.snapshots === undefined || given === undefined ? drawn.snapshots
-    : { ...drawn.snapshots, entries: count('snapshot-count') };
+  const snapshots = drawn.snapshots === undefined ? undefined : {
+    ...drawn.snapshots,
+    // A snapshot every 8 entries spent a sixth of the run encoding ~100 KB snapshots (the
+    // profile in docs/simulation.md): 25, 80 or 250 entries still compact and install often.
+    entries: given === undefined ? drawn.snapshots.entries * 3 + 1 : count('snapshot-count'),
+    // The KV store's snapshot is ~100 KB (the watch history is in it), the lease scenario's a
+    // few hundred bytes: its 64–4096-byte chunks made one transfer ~1,700 round trips (7 s,
+    // longer than the settle window). 1–64 KiB keep it 2–100 chunks: chunking, resume, loss
+    // and duplicates still exercised, in under a second.
+    chunkBytes: drawn.snapshots.chunkBytes * CHUNK_SCALE,
+  };
   const coreMutants: CoreMutants | undefined = mutant === undefined ? undefined
     : { ...CORE_NO_MUTANTS, [mutant]: true };
   const keys = Array.from({ length: 3 }, (_, i) => `${KV_PREFIX}${i}`);
