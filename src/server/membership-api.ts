@@ -2,19 +2,20 @@
  * Live membership on the client port (etcdctl's `member` and `move-leader`):
  * - `GET /v1/members`: the membership in force on this member, with each one's addresses;
  * - `POST /v1/members/add {name, peerAddr}`: a new member joins as a learner (Raft thesis
- *   §4.2.1: it catches up without voting); `promote {name}` makes a caught-up learner a voter;
- *   `remove {name}` takes a voter or learner out;
- * - `POST /v1/members/peer-address {name, peerAddr}`: where this member reaches a peer (the
- *   CLI tells every member about a new one before adding it);
+ *   §4.2.1: it catches up without voting), its peer address recorded in the config entry so
+ *   every member learns it from the log (logged-peer-addresses.ts); `promote {name}` makes a
+ *   caught-up learner a voter; `remove {name}` takes a voter or learner out;
+ * - `POST /v1/members/peer-address {name, peerAddr}`: where this member reaches a peer, in
+ *   memory only (an operator's override; the log's next address for that peer replaces it);
  * - `POST /v1/move-leader {name}`: leadership transfer to that voter (thesis §3.10).
  * Changes go to the leader (a follower answers 307); one change at a time (the Raft core
  * refuses a second while the first is not committed). Refusals are one line each: a duplicate
  * name, the last voter, an unknown member, a change in progress, a learner still behind.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parsePeerAddress, type PeerAddress } from '../adapters/peer-address.js';
+import { formatPeerAddress, parsePeerAddress, type PeerAddress } from '../adapters/peer-address.js';
 import { nodeId, type NodeId } from '../core/ids.js';
-import type { MembershipChange } from '../core/raft/index.js';
+import { peerAddrProblem, type MembershipChange } from '../core/raft/index.js';
 import type { ConsistentCore } from '../runtime/core/consistent-core.js';
 import type { MembershipOutcome, TransferOutcome } from '../runtime/raft/raft-runtime.js';
 
@@ -83,10 +84,9 @@ export class MembershipApi {
     const refusal = refusalOf(path, id, status.membership, body);
     if (refusal !== undefined) return this.refuse(res, refusal);
     if (path === '/v1/move-leader') return this.moveLeader(res, id);
-    if (path === '/v1/members/add') this.o.setPeerAddress(id, parsedAddress(body)!);
-    const kind = path === '/v1/members/add' ? 'add-learner'
-      : path === '/v1/members/promote' ? 'promote' : 'remove';
-    const change: MembershipChange = { kind, node: id };
+    const change: MembershipChange = path === '/v1/members/add'
+      ? { kind: 'add-learner', node: id, peerAddr: formatPeerAddress(parsedAddress(body)!) }
+      : { kind: path === '/v1/members/promote' ? 'promote' : 'remove', node: id };
     this.o.core.runtime.changeMembership(change, (outcome: MembershipOutcome) => {
       if (outcome.kind === 'applied') {
         return this.send(res, 200, { ...change, index: outcome.index, ...this.list() as object });
@@ -174,11 +174,15 @@ function refusalLine(reason: string): string {
   return reason === 'not-leader' ? 'this member lost its leadership; retry' : reason;
 }
 
+/** The body's `peerAddr`, when both the transport and the log accept it. */
 function parsedAddress(body: Record<string, unknown>): PeerAddress | undefined {
   const text = body['peerAddr'];
   if (typeof text !== 'string') return undefined;
   const parsed = parsePeerAddress(text);
-  return 'error' in parsed ? undefined : parsed;
+  if ('error' in parsed || peerAddrProblem(formatPeerAddress(parsed)) !== undefined) {
+    return undefined;
+  }
+  return parsed;
 }
 
 /** A JSON object of at most MEMBERSHIP_BODY_BYTES_MAX bytes, or why the body is not one. */

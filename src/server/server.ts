@@ -21,7 +21,7 @@ import { formatConfigProblems } from '../core/config.js';
 import type { NodeId } from '../core/ids.js';
 import { KV_STORE_DEFAULTS, type KvStoreConfig } from '../core/kv/index.js';
 import {
-  ENTRY_OVERHEAD_BYTES, RAFT_DEFAULTS_LAN, type RaftMessage, type RaftTuning,
+  ENTRY_OVERHEAD_BYTES, RAFT_DEFAULTS_LAN, type Membership, type RaftMessage, type RaftTuning,
 } from '../core/raft/index.js';
 import { ConfigInvalidError, CoordError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
@@ -35,6 +35,7 @@ import {
 import type { EventFeed } from './event-feed.js';
 import { ClientGuard } from './client-guard.js';
 import { leaderlessAnswer } from './request-verdicts.js';
+import { learningPeerAddresses, LoggedPeerAddresses } from './logged-peer-addresses.js';
 import {
   COMMAND_ENCODING_SLACK_BYTES, REQUEST_BYTES_CEILING, type ClientLimits,
 } from './client-limits.js';
@@ -186,6 +187,10 @@ export async function startServer(config: ServerConfig, logger: Logger,
   const rejections = new RejectionLog({ clock, timer: clock,
     logger: logger.child({ component: 'raft' }) });
   const joining = config.initialClusterState === 'existing';
+  // Added members' addresses come from the log and snapshots (logged-peer-addresses.ts).
+  const addresses = new LoggedPeerAddresses(config.name, transport,
+    logger.child({ component: 'peer-transport' }));
+  let membershipOf = (): Membership | undefined => undefined;
   const core = closingOnThrow(() => ConsistentCore.open({
     id: config.name,
     // Joining a running cluster: a learner until promoted (the log's config entries rule).
@@ -202,7 +207,8 @@ export async function startServer(config: ServerConfig, logger: Logger,
     autoCompaction: config.autoCompaction,
   }, {
     clock, timer: clock, random, logger: logger.child({ component: 'raft' }),
-    transport: measurePeerRoundTrips(transport, clock, (peer, ms) => {
+    transport: measurePeerRoundTrips(learningPeerAddresses(transport, addresses,
+      () => membershipOf()), clock, (peer, ms) => {
       metrics.peerRoundTrip.observe(ms / 1000);
       feed?.onPeerRoundTrip(peer, ms);
     }),
@@ -244,6 +250,8 @@ export async function startServer(config: ServerConfig, logger: Logger,
     transport.close();
     void data.close();
   });
+  membershipOf = () => core.runtime.node.membership();
+  addresses.sync(core.runtime.node.membership());
   watches = new WatchHub(core.store, limits);
   const guard = new ClientGuard(limits);
   const quota = new SpaceQuota(core.store, limits.quotaBytes, limits.requestBytesMax);
@@ -283,7 +291,10 @@ export async function startServer(config: ServerConfig, logger: Logger,
       transport.metrics().invalidMessages),
     status,
     opsRoutes: createOpsRoutes({ core, alarms: () => quota.alarms, clusterId, clientUrlOf,
-      peerAddressOf: (id) => transport.peerAddress(id),
+      peerAddressOf: (id) => {
+        addresses.sync(core.runtime.node.membership());
+        return transport.peerAddress(id);
+      },
       setPeerAddress: (id, address) => transport.setPeerAddress(id, address),
       selfPeerAddress: config.peerAddress }),
   });

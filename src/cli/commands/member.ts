@@ -1,8 +1,8 @@
 /**
  * `conclave member list|add|promote|remove` and `conclave move-leader` (etcdctl's): live
  * membership of a running consistent core, one change at a time, through the leader
- * (docs/operations.md). `add NAME --peer-addr HOST:PORT` tells every endpoint where the new
- * member is, then adds it as a learner and prints how to start it (`conclave server
+ * (docs/operations.md). `add NAME --peer-addr HOST:PORT` adds it as a learner (the address
+ * goes into the log, so every member learns it) and prints how to start it (`conclave server
  * --initial-cluster-state existing --cluster-id ...`); `promote` makes it a voter once it has
  * caught up. Refusals (a duplicate, the last voter, a change in progress) are one line, exit 1.
  */
@@ -58,10 +58,9 @@ export function memberCommand(io: CliIo): Command {
       + 'then promote it)')
     .argument('<name>').requiredOption('--peer-addr <host:port>', 'where peers reach it'))
     .action(async (name: string, flags: AddFlags) => run(io, 'member add', flags,
-      async (call, everyEndpoint) => {
+      async (call) => {
         const parsed = parsePeerAddress(flags.peerAddr);
         if ('error' in parsed) throw new UsageError(`--peer-addr: ${parsed.error}`);
-        await everyEndpoint('/v1/members/peer-address', { name, peerAddr: flags.peerAddr });
         const list = parsedList(await call('POST', '/v1/members/add',
           { name, peerAddr: flags.peerAddr }));
         if (flags.json === true) return io.out(JSON.stringify({ added: name, ...list }));
@@ -104,10 +103,8 @@ export function moveLeaderCommand(io: CliIo): Command {
 }
 
 type Call = (method: 'GET' | 'POST', path: string, body?: unknown) => Promise<string>;
-type EveryEndpoint = (path: string, body: unknown) => Promise<void>;
-
 async function run(io: CliIo, name: string, flags: ClientFlags,
-  body: (call: Call, everyEndpoint: EveryEndpoint) => Promise<void>): Promise<void> {
+  body: (call: Call) => Promise<void>): Promise<void> {
   try {
     const tls = tlsFromFlags(flags);
     const urls = resolveEndpoints(flags, process.env, tls !== undefined);
@@ -137,12 +134,7 @@ async function run(io: CliIo, name: string, flags: ClientFlags,
         await new Promise((resolve) => setTimeout(resolve, LEADERLESS_RETRY_MS));
       }
     };
-    const everyEndpoint: EveryEndpoint = async (path, payload) => {
-      await Promise.all(urls.map((url) => httpPostJson(`${url}${path}`, payload, options, 0)
-        .then(okBody).catch((error: unknown) => io.err(`conclave ${name}: ${url} was not told `
-          + `the address: ${error instanceof Error ? error.message : String(error)}`))));
-    };
-    await body(call, everyEndpoint);
+    await body(call);
     io.exitCode = 0;
   } catch (error) {
     io.exitCode = reportError(io, name, flags, false, error);

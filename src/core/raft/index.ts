@@ -106,9 +106,11 @@ export { REJECTION_EVENTS_PER_READY_MAX } from './rejections.js';
 export type { ProgressState } from './progress.js';
 export { ENTRY_OVERHEAD_BYTES, entrySizeBytes } from './log.js';
 export type {
-  Entry, EntryKind, HardState, Membership, RaftDurableState, Snapshot, SnapshotMeta,
+  Entry, EntryKind, HardState, Membership, PeerAddrRecord, RaftDurableState, Snapshot,
+  SnapshotMeta,
 } from './types.js';
 export {
-  changedMembership, decodeMembership, encodeMembership, isMember, isVoter,
+  changedMembership, decodeMembership, encodeMembership, isMember, isVoter, PEER_ADDR_CHARS_MAX,
+  peerAddrProblem, recordedPeerAddr, validatePeerAddrs,
 } from './membership.js';
 export type { MembershipChange } from './membership.js';

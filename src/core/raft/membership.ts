@@ -9,12 +9,15 @@
  */
 import { assert } from '../assert.js';
 import type { LogIndex, NodeId } from '../ids.js';
-import type { Entry, Membership } from './types.js';
+import type { Entry, Membership, PeerAddrRecord } from './types.js';
 
 /** One single-server change (thesis §4.1): its majorities overlap the previous ones. */
 export type MembershipChange =
-  /** A new member that replicates the log but does not vote yet. */
-  | { readonly kind: 'add-learner'; readonly node: NodeId }
+  /**
+   * A new member that replicates the log but does not vote yet; `peerAddr` (`host:port`), when
+   * given, is recorded in the membership so that every member learns where to reach it.
+   */
+  | { readonly kind: 'add-learner'; readonly node: NodeId; readonly peerAddr?: string }
   /** A learner becomes a voter (the leader accepts this once it has caught up). */
   | { readonly kind: 'promote'; readonly node: NodeId }
   /** A voter or learner leaves (the leader itself included: it steps down once committed). */
@@ -34,19 +37,91 @@ export function changedMembership(membership: Membership,
   const { voters, learners } = membership;
   const { node } = change;
   switch (change.kind) {
-    case 'add-learner':
+    case 'add-learner': {
       if (isMember(membership, node)) return `${node} is already a member`;
-      return { voters, learners: [...learners, node] };
+      const problem = change.peerAddr === undefined ? undefined : peerAddrProblem(change.peerAddr);
+      if (problem !== undefined) return problem;
+      const others = (membership.peerAddrs ?? []).filter((r) => r.id !== node);
+      return withPeerAddrs({ voters, learners: [...learners, node] },
+        change.peerAddr === undefined ? others : [...others, { id: node, addr: change.peerAddr }]);
+    }
     case 'promote':
       if (!learners.includes(node)) return `${node} is not a learner`;
-      return { voters: [...voters, node], learners: learners.filter((l) => l !== node) };
+      return withPeerAddrs({ voters: [...voters, node], learners: learners.filter((l) => l !== node) },
+        membership.peerAddrs);
     case 'remove':
       if (!isMember(membership, node)) return `${node} is not a member`;
       if (voters.length === 1 && voters[0] === node) return `${node} is the last voter`;
-      return { voters: voters.filter((v) => v !== node), learners: learners.filter((l) => l !== node) };
+      return withPeerAddrs({ voters: voters.filter((v) => v !== node),
+        learners: learners.filter((l) => l !== node) },
+      membership.peerAddrs?.filter((r) => r.id !== node));
     default:
       return assertNeverChange(change);
   }
+}
+
+/** `membership` with `records` as its peer addresses; none recorded: no field (old bytes). */
+function withPeerAddrs(membership: Membership,
+  records: readonly PeerAddrRecord[] | undefined): Membership {
+  return records === undefined || records.length === 0 ? membership
+    : { ...membership, peerAddrs: records };
+}
+
+/**
+ * The longest peer address a membership may record. Unit: UTF-16 code units. Default: 262.
+ * Why: a DNS name has at most 253 characters; with brackets, a colon and a 5-digit port, 262.
+ */
+export const PEER_ADDR_CHARS_MAX = 262;
+
+/** `host:port`: a DNS name or IPv4 literal, or an IPv6 literal in brackets; a decimal port. */
+const PEER_ADDR = /^(?:\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
+
+/**
+ * Why `addr` is not a peer address a membership may record (undefined: it is). Total: the
+ * addresses come from config entries and snapshots, which a hostile leader or disk may fill.
+ */
+export function peerAddrProblem(addr: unknown): string | undefined {
+  if (typeof addr !== 'string') return 'a peer address must be a string';
+  if (addr.length > PEER_ADDR_CHARS_MAX) {
+    return `a peer address is longer than ${PEER_ADDR_CHARS_MAX} characters`;
+  }
+  const match = PEER_ADDR.exec(addr);
+  if (match === null) return `not a host:port peer address: ${JSON.stringify(addr.slice(0, 64))}`;
+  const port = Number(match[1]);
+  return port >= 1 && port <= 65_535 ? undefined : `peer address port out of [1, 65535]: ${port}`;
+}
+
+/**
+ * The peer address records in `raw` (undefined: none, as in entries written before addresses
+ * were recorded), or why they are not valid for a membership of `members`: at most one record
+ * per member, each naming a member, each address valid. Total.
+ */
+export function validatePeerAddrs(raw: unknown,
+  members: ReadonlySet<string>): PeerAddrRecord[] | string {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw) || raw.length > members.size) {
+    return 'peerAddrs must be an array of at most one record per member';
+  }
+  const seen = new Set<string>();
+  const records: PeerAddrRecord[] = [];
+  for (const record of raw as unknown[]) {
+    if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+      return 'peerAddrs must hold {id, addr} objects';
+    }
+    const { id, addr } = record as Record<string, unknown>;
+    if (typeof id !== 'string' || !members.has(id)) return 'peerAddrs names a node that is not a member';
+    if (seen.has(id)) return `peerAddrs lists ${id} twice`;
+    seen.add(id);
+    const problem = peerAddrProblem(addr);
+    if (problem !== undefined) return `peerAddrs of ${id}: ${problem}`;
+    records.push({ id: id as NodeId, addr: addr as string });
+  }
+  return records;
+}
+
+/** The address `membership` records for `id`, if any. */
+export function recordedPeerAddr(membership: Membership, id: NodeId): string | undefined {
+  return membership.peerAddrs?.find((r) => r.id === id)?.addr;
 }
 
 function assertNeverChange(change: never): never {
@@ -56,10 +131,16 @@ function assertNeverChange(change: never): never {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** The bytes of a `config` entry: the whole membership, as UTF-8 JSON. */
+/**
+ * The bytes of a `config` entry: the whole membership, as UTF-8 JSON. `peerAddrs` only when
+ * some address is recorded, so a membership without one encodes as before addresses existed.
+ */
 export function encodeMembership(membership: Membership): Uint8Array {
+  const records = membership.peerAddrs ?? [];
   return encoder.encode(JSON.stringify({ voters: membership.voters,
-    learners: membership.learners }));
+    learners: membership.learners,
+    ...(records.length === 0 ? {} : { peerAddrs: records.map(({ id, addr }) => ({ id, addr })) }),
+  }));
 }
 
 /** The membership in a `config` entry's bytes, or why they are not one. Total. */
@@ -71,15 +152,16 @@ export function decodeMembership(data: Uint8Array): Membership | string {
     return 'config entry is not UTF-8 JSON';
   }
   if (typeof value !== 'object' || value === null) return 'config entry is not an object';
-  const { voters, learners } = value as Record<string, unknown>;
+  const { voters, learners, peerAddrs } = value as Record<string, unknown>;
   const ids = (x: unknown): x is NodeId[] => Array.isArray(x) &&
     x.every((id) => typeof id === 'string' && id.length > 0);
   if (!ids(voters) || !ids(learners)) return 'config entry lists must hold node ids';
   if (voters.length === 0) return 'config entry has no voter';
-  if (new Set([...voters, ...learners]).size !== voters.length + learners.length) {
-    return 'config entry lists a node twice';
-  }
-  return { voters, learners };
+  const members = new Set<string>([...voters, ...learners]);
+  if (members.size !== voters.length + learners.length) return 'config entry lists a node twice';
+  const records = validatePeerAddrs(peerAddrs, members);
+  if (typeof records === 'string') return `config entry: ${records}`;
+  return withPeerAddrs({ voters, learners }, records);
 }
 
 /**

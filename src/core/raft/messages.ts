@@ -6,7 +6,7 @@
  */
 import { assertNever } from '../assert.js';
 import type { LogIndex, NodeId, Term } from '../ids.js';
-import { decodeMembership } from './membership.js';
+import { decodeMembership, validatePeerAddrs } from './membership.js';
 import type { Entry, EntryKind, Membership, SnapshotMeta } from './types.js';
 
 /**
@@ -374,7 +374,10 @@ function validateSnapshot(v: Record<string, unknown>, term: Term): SnapshotReque
     checksum, offsetBytes, data };
 }
 
-/** A membership from the wire: two disjoint lists of distinct, non-empty node ids. */
+/**
+ * A membership from the wire: two disjoint lists of distinct, non-empty node ids, and at most
+ * one valid recorded peer address per member.
+ */
 function validateMembership(raw: unknown): Membership {
   check(typeof raw === 'object' && raw !== null && !Array.isArray(raw),
     'membership must be an object');
@@ -385,7 +388,9 @@ function validateMembership(raw: unknown): Membership {
   const all = new Set([...voters, ...learners]);
   check(all.size === voters.length + learners.length,
     'membership lists a node twice (or as voter and learner)');
-  return { voters, learners };
+  const peerAddrs = validatePeerAddrs(m['peerAddrs'], all);
+  check(typeof peerAddrs !== 'string', `membership.${String(peerAddrs)}`);
+  return peerAddrs.length === 0 ? { voters, learners } : { voters, learners, peerAddrs };
 }
 
 function nodeIds(raw: unknown, field: string): NodeId[] {

@@ -603,6 +603,14 @@ export class RaftNode {
     };
   }
 
+  /**
+   * The membership in force (as `status().membership`, without building the rest): the same
+   * object until a config entry or a snapshot changes it, so callers may compare identities.
+   */
+  membership(): Membership {
+    return this.configLog.current();
+  }
+
   /** The log entry at `index` (for tests and checkers), or undefined (absent or compacted). */
   entry(index: LogIndex): Entry | undefined {
     return this.log.term(index) === undefined || index <= this.log.getBaseIndex()

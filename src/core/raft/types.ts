@@ -32,6 +32,20 @@ export interface HardState {
 export interface Membership {
   readonly voters: readonly NodeId[];
   readonly learners: readonly NodeId[];
+  /**
+   * Where peers reach members, as the change that added each one recorded it (`host:port`),
+   * so that every member learns it from the log or a snapshot, not only from its flags.
+   * Absent (or without a member) for members bootstrapped from their flags and for entries
+   * written before addresses were recorded: those are reached at their `--cluster` address.
+   */
+  readonly peerAddrs?: readonly PeerAddrRecord[];
+}
+
+/** One member's recorded peer address (validated by `peerAddrProblem`). */
+export interface PeerAddrRecord {
+  readonly id: NodeId;
+  /** `host:port`, an IPv6 literal in brackets. */
+  readonly addr: string;
 }
 
 /** What a snapshot stands for: the log up to (index, term), and the membership there. */

@@ -1,11 +1,15 @@
 /**
- * The snapshot file format, version 1, and file names. All integers little-endian.
+ * The snapshot file format, versions 1 and 2, and file names. All integers little-endian.
  *
  * ```
  * magic:u32 ("CSNP")  version:u16  index:u64  term:u64
  * voterCount:u16  voterCount × (bytes:u16 UTF-8)   learnerCount:u16  learnerCount × (same)
+ * version 2 only: addrCount:u16  addrCount × (id bytes:u16 UTF-8, addr bytes:u16 UTF-8)
  * dataBytes:u64  data   crc:u32 (CRC-32C of every byte before it)
  * ```
+ *
+ * Version 2 adds the membership's recorded peer addresses; a membership without any is still
+ * written as version 1 (what members before version 2 wrote, and read), and both are read.
  *
  * A file is named `snap-<index>-<term>.snap` (both zero-padded to 16 digits, so name order is
  * index order); it is written as `<name>.tmp` and renamed once synced, so a file with the final
@@ -16,11 +20,13 @@
 import { assert } from '../../core/assert.js';
 import { crc32c } from '../../core/checksum.js';
 import type { LogIndex, NodeId, Term } from '../../core/ids.js';
-import type { Snapshot, SnapshotMeta } from '../../core/raft/types.js';
+import { validatePeerAddrs } from '../../core/raft/membership.js';
+import type { PeerAddrRecord, Snapshot, SnapshotMeta } from '../../core/raft/types.js';
 
 /** "CSNP" as a little-endian u32. */
 export const SNAPSHOT_MAGIC = 0x504e5343;
-export const SNAPSHOT_FORMAT_VERSION = 1;
+/** The newest format written (version 1 when the membership records no peer address). */
+export const SNAPSHOT_FORMAT_VERSION = 2;
 const NAME = /^snap-(\d{16})-(\d{16})\.snap$/;
 const TEMP_SUFFIX = '.tmp';
 const U64_LIMIT = 2 ** 53;
@@ -64,8 +70,11 @@ export function encodeSnapshotHeader(meta: SnapshotMeta, dataBytes: number): Uin
   const encoder = new TextEncoder();
   const voters = meta.membership.voters.map((v) => encoder.encode(v));
   const learners = meta.membership.learners.map((v) => encoder.encode(v));
-  const idBytes = [...voters, ...learners].reduce((sum, id) => sum + 2 + id.length, 0);
-  const size = 4 + 2 + 8 + 8 + 2 + 2 + idBytes + 8;
+  const records = meta.membership.peerAddrs ?? [];
+  const addrs = records.flatMap((r) => [encoder.encode(r.id), encoder.encode(r.addr)]);
+  const version = records.length === 0 ? 1 : 2;
+  const idBytes = [...voters, ...learners, ...addrs].reduce((sum, id) => sum + 2 + id.length, 0);
+  const size = 4 + 2 + 8 + 8 + 2 + 2 + (version === 2 ? 2 : 0) + idBytes + 8;
   const bytes = new Uint8Array(size);
   const view = new DataView(bytes.buffer);
   let at = 0;
@@ -90,11 +99,19 @@ export function encodeSnapshotHeader(meta: SnapshotMeta, dataBytes: number): Uin
   };
   view.setUint32(at, SNAPSHOT_MAGIC, true);
   at += 4;
-  u16(SNAPSHOT_FORMAT_VERSION);
+  u16(version);
   u64(meta.index);
   u64(meta.term);
   ids(voters);
   ids(learners);
+  if (version === 2) {
+    u16(records.length);
+    for (const text of addrs) {
+      u16(text.length);
+      bytes.set(text, at);
+      at += text.length;
+    }
+  }
   u64(dataBytes);
   assert(at === size, () => `snapshot header wrote ${at} of ${size} bytes`);
   return bytes;
@@ -116,7 +133,7 @@ export function decodeSnapshot(bytes: Uint8Array): Snapshot | string {
   if (crc32c(bytes, 0, body) !== stored) return 'checksum mismatch';
   if (view.getUint32(0, true) !== SNAPSHOT_MAGIC) return 'not a snapshot file (magic)';
   const version = view.getUint16(4, true);
-  if (version !== SNAPSHOT_FORMAT_VERSION) return `format version ${version} is not supported`;
+  if (version !== 1 && version !== 2) return `format version ${version} is not supported`;
   let at = 6;
   const fail = (why: string): never => {
     throw new Error(why);
@@ -135,28 +152,43 @@ export function decodeSnapshot(bytes: Uint8Array): Snapshot | string {
     return high * 0x1_0000_0000 + view.getUint32(here, true);
   };
   const decoder = new TextDecoder('utf-8', { fatal: true });
+  const text = (): string => {
+    const length = u16();
+    return decoder.decode(bytes.subarray(need(length), at));
+  };
   const ids = (): NodeId[] => {
     const count = u16();
     const out: NodeId[] = [];
     for (let i = 0; i < count; i++) {
-      const length = u16();
-      const id = decoder.decode(bytes.subarray(need(length), at));
+      const id = text();
       if (id.length === 0) fail('empty node id');
       out.push(id as NodeId);
     }
     return out;
+  };
+  // Read as untrusted: a damaged or forged file must not hand the transport a bad address.
+  const peerAddrs = (members: readonly NodeId[]): PeerAddrRecord[] => {
+    if (version === 1) return [];
+    const count = u16();
+    const raw: { id: string; addr: string }[] = [];
+    for (let i = 0; i < count; i++) raw.push({ id: text(), addr: text() });
+    const records = validatePeerAddrs(raw, new Set<string>(members));
+    return typeof records === 'string' ? fail(records) : records;
   };
   try {
     const index = u64() as LogIndex;
     const term = u64() as Term;
     const voters = ids();
     const learners = ids();
+    const records = peerAddrs([...voters, ...learners]);
     const dataBytes = u64();
     if (at + dataBytes !== body) fail(`data of ${dataBytes} bytes does not end at the checksum`);
     const data = bytes.slice(need(dataBytes), at);
     if (index < 1 || term < 1) fail(`index ${index} / term ${term} must be above 0`);
     if (voters.length === 0) fail('no voters');
-    return { meta: { index, term, membership: { voters, learners } }, data };
+    const membership = records.length === 0 ? { voters, learners }
+      : { voters, learners, peerAddrs: records };
+    return { meta: { index, term, membership }, data };
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }

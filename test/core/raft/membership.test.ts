@@ -229,6 +229,56 @@ describe('raft: membership: config entries', () => {
       'string');
   });
 
+  test('peer addresses: recorded by add-learner, kept by promote, dropped by remove', () => {
+    const added = changedMembership(m(['a', 'b']),
+      { kind: 'add-learner', node: n('c'), peerAddr: '10.0.0.3:2380' });
+    assert.deepEqual(added, { ...m(['a', 'b'], ['c']),
+      peerAddrs: [{ id: 'c', addr: '10.0.0.3:2380' }] });
+    assert.ok(typeof added !== 'string');
+    const promoted = changedMembership(added, { kind: 'promote', node: n('c') });
+    assert.deepEqual(promoted, { ...m(['a', 'b', 'c']),
+      peerAddrs: [{ id: 'c', addr: '10.0.0.3:2380' }] });
+    assert.ok(typeof promoted !== 'string');
+    // Removed: its record goes with it; none left means no field at all (the old bytes).
+    const removed = changedMembership(promoted, { kind: 'remove', node: n('c') });
+    assert.deepEqual(removed, m(['a', 'b']));
+    assert.equal(Object.hasOwn(removed as object, 'peerAddrs'), false);
+    assert.ok(typeof removed !== 'string');
+    assert.deepEqual(decodeMembership(encodeMembership(promoted)), promoted);
+    for (const bad of ['nowhere', 'a b:1', 'h:0', 'h:65536', 'x'.repeat(300) + ':1', '[zz]:1']) {
+      assert.match(String(changedMembership(m(['a']), { kind: 'add-learner', node: n('c'),
+        peerAddr: bad })), /peer address/, bad);
+    }
+    for (const good of ['h:1', 'db-1.example.com:2380', '[::1]:7000', '127.0.0.1:65535']) {
+      assert.equal(typeof changedMembership(m(['a']), { kind: 'add-learner', node: n('c'),
+        peerAddr: good }), 'object', good);
+    }
+  });
+
+  test('peer addresses: an entry without them (written before) decodes as before; '
+    + 'hostile ones are refused', () => {
+    const text = (s: string) => new TextEncoder().encode(s);
+    // The exact bytes a member wrote before addresses were recorded.
+    const old = text('{"voters":["a","b"],"learners":["c"]}');
+    assert.deepEqual(decodeMembership(old), m(['a', 'b'], ['c']));
+    assert.deepEqual(encodeMembership(m(['a', 'b'], ['c'])), old);
+    const hostile = [
+      '"peerAddrs":{"c":"h:1"}', // not an array
+      '"peerAddrs":[{"id":"z","addr":"h:1"}]', // not a member
+      '"peerAddrs":[{"id":"c","addr":"h:1"},{"id":"c","addr":"h:2"}]', // twice
+      '"peerAddrs":[{"id":"c","addr":"h"}]', // no port
+      `"peerAddrs":[{"id":"c","addr":"${'h'.repeat(300)}:1"}]`, // too long
+      '"peerAddrs":[{"id":"c","addr":"h:1\\nx"}]', // not a host
+      '"peerAddrs":[{"id":"c","addr":7}]', // not a string
+      '"peerAddrs":[null]',
+    ];
+    for (const field of hostile) {
+      const decoded = decodeMembership(text(`{"voters":["a","b"],"learners":["c"],${field}}`));
+      assert.equal(typeof decoded, 'string', field);
+      assert.match(String(decoded), /peerAddrs/, field);
+    }
+  });
+
   test('ConfigLog follows appends, truncations, compaction and restores', () => {
     const entry = (index: number, membership: ReturnType<typeof m>): Entry =>
       ({ index: logIndex(index), term: term(1), kind: 'config', data: encodeMembership(membership) });

@@ -98,6 +98,18 @@ describe('raft: messages', () => {
       [{ ...EXAMPLES[14], meta: { index: 40, term: 9, membership: { voters: ['n1'], learners: [] } } },
         /not above the message term/],
       [{ ...EXAMPLES[4], entries: [{ ...entry(6, 3), kind: 'config' }] }, /config entry/],
+      // Recorded peer addresses are hostile input too: host:port, bounded, one per member.
+      [{ ...EXAMPLES[14], meta: { index: 40, term: 2, membership: { voters: ['n1'],
+        learners: ['n3'], peerAddrs: [{ id: 'n3', addr: `${'h'.repeat(300)}:1` }] } } },
+      /longer than 262/],
+      [{ ...EXAMPLES[14], meta: { index: 40, term: 2, membership: { voters: ['n1'],
+        learners: ['n3'], peerAddrs: [{ id: 'n9', addr: 'h:1' }] } } }, /not a member/],
+      [{ ...EXAMPLES[14], meta: { index: 40, term: 2, membership: { voters: ['n1'],
+        learners: [], peerAddrs: [{ id: 'n1', addr: 'h:1' }, { id: 'n1', addr: 'h:2' }] } } },
+        /at most one record per member/],
+      [{ ...EXAMPLES[4], entries: [{ ...entry(6, 3), kind: 'config', data: new TextEncoder()
+        .encode('{"voters":["n1"],"learners":[],"peerAddrs":[{"id":"n1","addr":"h:x"}]}') }] },
+        /peerAddrs of n1: not a host:port/],
     ];
     for (const [value, pattern] of cases) {
       const result = validateRaftMessage(value);

@@ -35,6 +35,33 @@ describe('snapshot: file format', () => {
     }), { numRuns: 300 });
   });
 
+  test('recorded peer addresses: version 2 when there are some, version 1 (as before) when none',
+    () => {
+    const base = fc.sample(snapshotArb, { numRuns: 1, seed: 7 })[0]!;
+    const members = [...base.meta.membership.voters, ...base.meta.membership.learners];
+    const withAddrs: Snapshot = { ...base, meta: { ...base.meta, membership: {
+      ...base.meta.membership, peerAddrs: [{ id: members[0]!, addr: '[::1]:7000' }] } } };
+    const version = (bytes: Uint8Array): number => new DataView(bytes.buffer).getUint16(4, true);
+    assert.equal(version(encodeSnapshot(base)), 1);
+    const bytes = encodeSnapshot(withAddrs);
+    assert.equal(version(bytes), 2);
+    const back = decodeSnapshot(bytes);
+    assert.ok(typeof back !== 'string', back as string);
+    assert.deepEqual(back.meta, withAddrs.meta);
+  });
+
+  test('a recorded peer address that is not host:port, or names no member, is refused', () => {
+    const membership = { voters: [nodeId('n1')], learners: [nodeId('n4')] };
+    for (const [id, addr] of [['n4', 'no-port'], ['n9', 'h:1'], ['n4', 'h:99999']] as const) {
+      const snapshot: Snapshot = { meta: { index: logIndex(5), term: term(2),
+        membership: { ...membership, peerAddrs: [{ id: nodeId(id), addr }] } },
+      data: new Uint8Array([1, 2, 3]) };
+      const decoded = decodeSnapshot(encodeSnapshot(snapshot));
+      assert.equal(typeof decoded, 'string', `${id} ${addr}`);
+      assert.match(String(decoded), /peer address|not a member/);
+    }
+  });
+
   test('any flipped byte is caught', () => {
     fc.assert(fc.property(snapshotArb, fc.nat(), fc.integer({ min: 1, max: 255 }), (s, at, mask) => {
       const bytes = encodeSnapshot(s);
