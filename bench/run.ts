@@ -57,6 +57,7 @@ options:
                    --peer-client-cert-auth); put writes put-peer-tls.json|svg
   --loss P         gossip --vs memberlist: datagram loss ratio
                    (default ${BENCH_DEFAULTS.gossipLoss})
+  --puts N         soak: puts in all, a multiple of 100000 (default ${BENCH_DEFAULTS.soakPuts})
   --out DIR        where results go (default bench/results)
   --keep-data      keep the members' data directories and logs
   --cpu-prof       run Conclave's servers under node --cpu-prof (profiles in <out>/profiles/)
@@ -82,7 +83,7 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
       inflight: { type: 'string' }, kills: { type: 'string' }, out: { type: 'string' },
       members: { type: 'string' }, fault: { type: 'string' }, loss: { type: 'string' },
       'keep-data': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' },
-      'peer-tls': { type: 'boolean' },
+      'peer-tls': { type: 'boolean' }, puts: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -131,7 +132,9 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
         ? 100 : BENCH_DEFAULTS.gossipMembers, 8)),
     gossipLoss: number('--loss', values.loss, BENCH_DEFAULTS.gossipLoss, 0),
     peerTls: values['peer-tls'] === true,
+    soakPuts: number('--puts', values.puts, BENCH_DEFAULTS.soakPuts, 100_000),
   };
+  if (options.soakPuts % 100_000 !== 0) problems.push('--puts must be a multiple of 100000');
   if (options.gossipLoss >= 0.9) problems.push('--loss must be below 0.9');
   if (problems.length > 0) return problems.join('; ');
   return {

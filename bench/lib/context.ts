@@ -46,6 +46,11 @@ export interface BenchOptions {
    * it sends with this probability. Default: 0.01 (the README's simulated base loss). Unit: ratio.
    */
   readonly gossipLoss: number;
+  /**
+   * Puts in all of the soak suite, a multiple of its 100 k checkpoint. Default: 1 M (issue
+   * 15's figure: about 11 min per system on the shared machine); fewer fit a 10-min slot.
+   */
+  readonly soakPuts: number;
 }
 
 export const BENCH_DEFAULTS: BenchOptions = Object.freeze({
@@ -58,6 +63,7 @@ export const BENCH_DEFAULTS: BenchOptions = Object.freeze({
   gossipMembers: 1_000,
   peerTls: false,
   gossipLoss: 0.01,
+  soakPuts: 1_000_000,
 });
 
 /** What `--vs` compares Conclave with: etcd (most suites) or memberlist (gossip). */

@@ -3,6 +3,7 @@
  * measure, so `--help` shows the whole plan and the harness refuses it by name.
  */
 import type { Suite } from '../lib/context.js';
+import { backupSuite } from './backup.js';
 import { failoverSuite } from './failover.js';
 import { gossipSuite } from './gossip.js';
 import { gossipProcessesSuite } from './gossip-processes.js';
@@ -16,7 +17,7 @@ import { stallSuite } from './stall.js';
 
 export const SUITES: readonly Suite[] = [
   putSuite, failoverSuite, readSuite, leaseSuite, idleSuite, gossipSuite, stallSuite,
-  snapshotSuite, soakSuite, gossipProcessesSuite,
+  snapshotSuite, soakSuite, backupSuite, gossipProcessesSuite,
 ];
 
 /** Suites planned but not written yet, with what each will measure (none at the moment). */

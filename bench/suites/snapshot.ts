@@ -103,7 +103,8 @@ function filledStore(keys: number): KvStore {
 /**
  * One snapshot through a single-member RaftRuntime: it elects itself, applies one entry (the
  * state machine ignores it; the store is the one filled beforehand) and snapshots, since
- * snapshotEntries is 1. Resolves when the snapshot is durable.
+ * snapshotEntries is 1. Resolves when the snapshot is durable. The election's no-op entry
+ * triggers a snapshot too: it is waited out before the measured one starts.
  */
 async function snapshotOnce(store: KvStore, mode: SnapshotRun['mode'],
   dir: string): Promise<SnapshotRun> {
@@ -122,14 +123,20 @@ async function snapshotOnce(store: KvStore, mode: SnapshotRun['mode'],
       : { snapshot: () => encodeKvSnapshot(store.toSnapshot()) }),
   };
   let saved: ((event: SnapshotEvent) => void) | undefined;
+  let savedCount = 0;
   const runtime = new RaftRuntime<undefined>({ ...RAFT_DEFAULTS_LAN, id, voters: [id] }, {
     clock, timer: clock, transport: silentTransport(id), storage: opened.wal, stateMachine,
     random: new SystemRandom(),
     onSnapshot: (event) => {
-      if (event.kind === 'saved') saved?.(event);
+      if (event.kind !== 'saved') return;
+      savedCount++;
+      saved?.(event);
     },
   }, { ...RAFT_RUNTIME_DEFAULTS, snapshotEntries: 1 });
-  await until(() => runtime.status().role === 'leader');
+  await until(() => runtime.status().role === 'leader', 'the single member never led');
+  // The election's no-op entry applies at once and (snapshotEntries 1) starts a first
+  // snapshot: wait for it to be durable, so the one measured is the proposal's, whole.
+  await until(() => savedCount >= 1, 'the first snapshot (of the no-op entry) was never saved');
   const probe = stallProbe();
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
@@ -175,10 +182,11 @@ function silentTransport(id: NodeId): Transport<RaftMessage> {
     setHandler: () => undefined, close: () => undefined };
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  const endMs = performance.now() + 30_000;
+/** Waits for `condition`, polling every 10 ms; fails naming `what` after 120 s. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const endMs = performance.now() + 120_000;
   while (!condition()) {
-    if (performance.now() > endMs) throw new Error('the single member never led');
+    if (performance.now() > endMs) throw new Error(what);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

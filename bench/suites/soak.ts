@@ -26,7 +26,6 @@ import {
 } from '../lib/wire.js';
 
 const TIMING: ClusterTiming = Object.freeze({ heartbeatMs: 100, electionTimeoutMs: 1000 });
-const PUTS = 1_000_000;
 const CHECKPOINT_PUTS = 100_000;
 /** Both systems' --snapshot-count: Conclave's default and etcd 3.5's. */
 const SNAPSHOT_COUNT = 10_000;
@@ -72,10 +71,11 @@ export const soakSuite: Suite = {
   async run(context: BenchContext): Promise<SuiteOutcome> {
     const runs: SoakRuns = {};
     for (const system of context.systems) runs[system] = await soakOne(system, context);
-    const figures = { suite: 'soak', timing: TIMING, puts: PUTS, snapshotCount: SNAPSHOT_COUNT,
+    const figures = { suite: 'soak', timing: TIMING, puts: context.options.soakPuts, snapshotCount: SNAPSHOT_COUNT,
       workload: PUT_WORKLOAD, inflight: INFLIGHT, runs,
       ratios: { restartMs: ratio(runs.conclave?.restartMs, runs.etcd?.restartMs) } };
-    return { finalLine: finalLine(runs, context), figures, chartSvg: chart(runs) };
+    return { finalLine: finalLine(runs, context), figures,
+      chartSvg: chart(runs, context.options.soakPuts) };
   },
 };
 
@@ -88,7 +88,7 @@ async function soakOne(system: SystemName, context: BenchContext): Promise<SoakR
     const writer = new Writer(system);
     const samples: SoakSample[] = [];
     let last = { puts: 0, atMs: performance.now() };
-    while (writer.done < PUTS) {
+    while (writer.done < context.options.soakPuts) {
       await writer.write(leader.clientHostPort, last.puts + CHECKPOINT_PUTS);
       leader = await cluster.waitHealthy();
       const nowMs = performance.now();
@@ -247,6 +247,8 @@ function describe(sample: SoakSample): string {
 }
 
 function finalLine(runs: SoakRuns, context: BenchContext): string {
+  const puts = context.options.soakPuts;
+  const last = `${puts >= 1e6 ? `${puts / 1e6} M` : `${puts / 1000} k`}`;
   const c = runs.conclave;
   const e = runs.etcd;
   const disk = (run: SoakRun | undefined): number | undefined => {
@@ -263,22 +265,22 @@ function finalLine(runs: SoakRuns, context: BenchContext): string {
     `${label} conclave ${fmt(c === undefined ? undefined : pick(c))}${unit}` + (e === undefined
       ? '' : `, etcd ${fmt(pick(e))}${unit}, conclave/etcd ${fmt(ratio(c === undefined
         ? undefined : pick(c), pick(e)))}`);
-  return `soak (${PUTS / 1e6} M puts, ${PUT_WORKLOAD.keySpaceSize / 1000} k keys, `
+  return `soak (${last} puts, ${PUT_WORKLOAD.keySpaceSize / 1000} k keys, `
     + `${PUT_WORKLOAD.valueBytes} B values, 3 members, --snapshot-count ${SNAPSHOT_COUNT}): `
-    + `${part('RSS growth 100 k→1 M puts (worst member)', (r) => r.rssGrowthMax, '×')}; `
+    + `${part(`RSS growth 100 k→${last} puts (worst member)`, (r) => r.rssGrowthMax, '×')}; `
     + `${part('restart', (r) => r.restartMs / 1000, ' s')}; `
-    + `${part('disk at 1 M (largest member)', (r) => disk(r), ' MiB')}; ${goals}`
+    + `${part(`disk at ${last} (largest member)`, (r) => disk(r), ' MiB')}; ${goals}`
     + referenceHint(context.systems.includes('etcd'));
 }
 
-function chart(runs: SoakRuns): string {
+function chart(runs: SoakRuns, puts: number): string {
   const systems = (['conclave', 'etcd'] as const).filter((s) => runs[s] !== undefined);
   const checkpoints = (runs.conclave ?? runs.etcd)?.samples.map((s) => `${s.puts / 1000}k`) ?? [];
   const mean = (pick: (m: SoakSample['members'][number]) => number) =>
     Object.fromEntries(systems.map((s) => [s, runs[s]!.samples.map((sample) =>
       sample.members.reduce((sum, m) => sum + pick(m), 0) / sample.members.length)]));
   return barPanelsSvg({
-    title: `soak: ${PUTS / 1e6} M puts, 100 k keys of 256 B, --snapshot-count ${SNAPSHOT_COUNT}`,
+    title: `soak: ${puts / 1000} k puts, 100 k keys of 256 B, --snapshot-count ${SNAPSHOT_COUNT}`,
     subtitle: 'per member, mean of the 3; restart: all 3 stopped, then relaunched together',
     series: systems.map((name) => ({ name, colour: SYSTEM_COLOURS[name] })),
     panels: [

@@ -4,18 +4,22 @@
  * refused on one line), n4 starts with `--initial-cluster-state existing --cluster-id`, is
  * promoted once caught up, `conclave move-leader` hands leadership to another old member, an
  * old follower is removed and stopped, then the leader is killed (kill -9): the two voters
- * left (one of them n4) elect a leader and take writes, and the history is linearizable (so no
- * acknowledged write was lost). A one-member cluster refuses to remove its last voter, to
- * promote a voter and to move leadership to a stranger, each on one line with exit 1.
+ * left (one of them n4) elect a leader and take writes; a final read of every key, and the
+ * whole history is linearizable (WGL), so no acknowledged write was lost. The address that
+ * `member add` gave is in the log: an old member restarted with its original `--cluster` (no
+ * n4 in it), past a snapshot that compacted the change, still reaches n4 (with the third voter
+ * gone, nothing commits unless it does). A one-member cluster refuses to remove its last voter,
+ * to promote a voter and to move leadership to a stranger, each on one line with exit 1.
  * Method: real processes and sockets; every wait is a condition with a deadline.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { freePort } from '../adapters/real-net-helpers.js';
 import { cliClientFlags } from '../support/deadlines.js';
+import { call } from '../support/kv-http.js';
 import { KvWorkload } from '../support/kv-workload.js';
+import { freePort } from '../support/ports.js';
 import { BIN, BUILT, RealCluster, waitFor, type RealMember } from '../support/real-cluster.js';
 import { runCliInProcess } from '../cli/run-in-process.js';
 
@@ -52,6 +56,35 @@ async function startJoiner(cluster: RealCluster, clusterId: string, peerPort: nu
   member.child = child;
   cluster.members.push(member);
   return member;
+}
+
+/** Runs the CLI until it exits 0; any refusal but `passing` (a line of stderr) fails. */
+async function retried(args: string[], deadlineMs: number, passing: RegExp): Promise<void> {
+  await waitFor(async () => {
+    const r = await run(args);
+    if (r.code === 0) return true;
+    assert.match(r.err[0] ?? '', passing, args.join(' '));
+    return undefined;
+  }, deadlineMs, args.slice(0, 3).join(' '));
+}
+
+/** A put through whichever running member commits it. */
+async function putSomewhere(cluster: RealCluster, key: string, value: string,
+  deadlineMs: number): Promise<void> {
+  let attempt = 0;
+  await waitFor(async () => {
+    const running = cluster.members.filter((m) => m.child !== undefined);
+    const member = running[attempt++ % running.length]!;
+    const outcome = await call(cluster.endpoint(member), '/v1/kv/put',
+      { key, value, clientId: 'membership-test', sequence: ++putSequence }, 2000);
+    return outcome.kind === 'ok' ? true : undefined;
+  }, deadlineMs, `put ${key} committed`);
+}
+let putSequence = 0;
+
+async function snapshotIndexOf(cluster: RealCluster, member: RealMember): Promise<number> {
+  const status = await cluster.status(member) as { snapshotIndex?: number } | undefined;
+  return status?.snapshotIndex ?? 0;
 }
 
 describe('server: live membership', { skip: !BUILT && 'run npm run build first' }, () => {
@@ -97,9 +130,12 @@ describe('server: live membership', { skip: !BUILT && 'run npm run build first' 
     }, deadlineMs, `${removed!.name} removed`);
     await cluster.kill9(removed!);
     const ackedBefore = workload.acked.length;
-    await cluster.kill9(successor!);
-    // The voters left: the first leader and n4; one leads, the other follows it.
-    const left = [firstLeader, n4];
+    // Whoever leads now (successor, unless an election moved it) is killed.
+    const leader = await cluster.waitForLeader(deadlineMs,
+      cluster.members.filter((m) => m.child !== undefined));
+    await cluster.kill9(leader);
+    // The voters left: two of the first leader, successor and n4; one leads, the other follows.
+    const left = [firstLeader, successor!, n4].filter((m) => m !== leader);
     await waitFor(async () => {
       const statuses = await Promise.all(left.map((m) => cluster.status(m)));
       const leader = statuses.find((s) => s?.role === 'leader');
@@ -109,7 +145,49 @@ describe('server: live membership', { skip: !BUILT && 'run npm run build first' 
     await waitFor(async () => (workload.acked.length >= ackedBefore + 10 ? true : undefined),
       deadlineMs, 'writes acknowledged after the failover');
     await workload.stop();
+    await workload.readEveryKey(deadlineMs);
     assert.equal(workload.checkLinearizable(), 'ok');
+  });
+
+  test('a member restarted with its original --cluster reaches n4 through the address in its '
+    + 'log', async () => {
+    const cluster = await RealCluster.start({ nodes: 3, ...timing,
+      serverArgs: ['--snapshot-count', '20', '--snapshot-catchup-entries', '5'] });
+    clusters.push(cluster);
+    await cluster.waitForLeader();
+    const original = [...cluster.members];
+    const [n1, n2, n3] = original as [RealMember, RealMember, RealMember];
+    const deadlineMs = 40 * timing.electionTimeoutMs;
+    const flags = (): string[] => ['--endpoints', cluster.endpoints.join(','),
+      ...cliClientFlags()];
+    const list = await run(['member', 'list', '--json', ...flags()]);
+    const { clusterId } = JSON.parse(list.out[0] ?? '{}') as { clusterId: string };
+    const peerPort = await freePort();
+    const added = await run(['member', 'add', 'n4', '--peer-addr', `127.0.0.1:${peerPort}`,
+      ...flags()]);
+    assert.equal(added.code, 0, added.err.join('\n'));
+    const n4 = await startJoiner(cluster, clusterId, peerPort);
+    await retried(['member', 'promote', 'n4', ...flags()], deadlineMs, /./);
+    await retried(['move-leader', 'n4', ...flags()], deadlineMs, /./);
+    await retried(['member', 'remove', 'n2', ...flags()], deadlineMs,
+      /has not committed an entry of its term yet/);
+    await cluster.kill9(n2);
+    // The voters are n1, n3, n4. Writes past a few snapshots: the changes are compacted away.
+    const removedAt = (await cluster.status(n4))?.commitIndex ?? 0;
+    for (let i = 0; i < 80; i++) await putSomewhere(cluster, `a${i}`, String(i), deadlineMs);
+    await waitFor(async () => ((await snapshotIndexOf(cluster, n1)) > removedAt + 20 ? true
+      : undefined), deadlineMs, 'n1 snapshotted past the membership changes');
+    await cluster.kill9(n1);
+    cluster.launch(n1, original); // --cluster n1=...,n2=...,n3=...: no n4
+    await cluster.kill9(n3);
+    // n1 and n4 are two of the three voters: a write commits only if they reach each other.
+    await putSomewhere(cluster, 'after-restart', 'yes', deadlineMs);
+    const fromN1 = await run(['member', 'list', '--json', '--endpoints', cluster.endpoint(n1),
+      ...cliClientFlags()]);
+    const members = (JSON.parse(fromN1.out[0] ?? '{}') as { members?: { name: string;
+      role: string; peerAddr: string | null }[] }).members ?? [];
+    const listed = members.find((m) => m.name === 'n4');
+    assert.deepEqual([listed?.role, listed?.peerAddr], ['voter', `127.0.0.1:${peerPort}`]);
   });
 
   test('refusals: the last voter, a voter promoted, leadership to a stranger', async () => {

@@ -56,6 +56,34 @@ export class KvWorkload {
   }
 
   /**
+   * After `stop`: one linearizable read of every key the workload wrote, through whichever
+   * running member answers, each recorded in the history. With them, a lost acknowledged
+   * write (a read after it that misses it) makes the history not linearizable.
+   */
+  async readEveryKey(deadlineMs: number): Promise<void> {
+    const end = performance.now() + deadlineMs;
+    const running = this.cluster.members.filter((m) => m.child !== undefined)
+      .map((m) => this.cluster.endpoint(m));
+    for (let k = 0; k < 3; k++) {
+      const key = `k${k}`;
+      for (let attempt = 0; ; attempt++) {
+        assert.ok(performance.now() < end, `no member answered a read of ${key} in time`);
+        const input: KvInput = { kind: 'get', key };
+        const id = this.history.invoke('final-reader', input, performance.now());
+        const outcome = await call(running[attempt % running.length]!, '/v1/kv/range',
+          { key, clientId: 'final-reader', sequence: ++this.sequence }, this.timeoutMs);
+        if (outcome.kind === 'ok') {
+          const kvs = (outcome.body['kvs'] as { value: string }[] | undefined) ?? [];
+          this.history.complete(id, { value: kvs[0]?.value }, performance.now());
+          break;
+        }
+        if (outcome.kind === 'failed') this.history.fail(id, performance.now());
+        else this.history.unknown(id);
+      }
+    }
+  }
+
+  /**
    * Fails unless the history is proven linearizable: `illegal` and `unknown` (the step budget
    * ran out: nothing proven) both fail. Returns the verdict, `ok`.
    */

@@ -82,10 +82,13 @@ export class RealCluster {
     return this.members.map((m) => this.endpoint(m));
   }
 
-  /** Starts (or restarts) a member's process on its data directory. */
-  launch(member: RealMember): void {
+  /**
+   * Starts (or restarts) a member's process on its data directory. `peers`: the members its
+   * `--cluster` names (default: all; fewer to restart it with a flag that predates a change).
+   */
+  launch(member: RealMember, peers: readonly RealMember[] = this.members): void {
     // Each member reaches each peer through its own proxy, so links can be cut one by one.
-    const cluster = this.members.map((m) => `${m.name}=127.0.0.1:${m === member ? m.peerPort : this.proxies.get(`${member.name}>${m.name}`)!.port}`).join(',');
+    const cluster = peers.map((m) => `${m.name}=127.0.0.1:${m === member ? m.peerPort : this.proxies.get(`${member.name}>${m.name}`)!.port}`).join(',');
     const clientUrls = this.members.map((m) => `${m.name}=127.0.0.1:${m.clientPort}`).join(',');
     const child = spawn(process.execPath, [BIN, 'server', '--name', member.name, '--data-dir', join(this.dataDir, member.name),
       '--peer-addr', `127.0.0.1:${member.peerPort}`, '--client-addr', `127.0.0.1:${member.clientPort}`,
