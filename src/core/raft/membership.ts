@@ -47,8 +47,8 @@ export function changedMembership(membership: Membership,
     }
     case 'promote':
       if (!learners.includes(node)) return `${node} is not a learner`;
-      return withPeerAddrs({ voters: [...voters, node], learners: learners.filter((l) => l !== node) },
-        membership.peerAddrs);
+      return withPeerAddrs({ voters: [...voters, node],
+        learners: learners.filter((l) => l !== node) }, membership.peerAddrs);
     case 'remove':
       if (!isMember(membership, node)) return `${node} is not a member`;
       if (voters.length === 1 && voters[0] === node) return `${node} is the last voter`;
@@ -74,7 +74,8 @@ function withPeerAddrs(membership: Membership,
 export const PEER_ADDR_CHARS_MAX = 262;
 
 /** `host:port`: a DNS name or IPv4 literal, or an IPv6 literal in brackets; a decimal port. */
-const PEER_ADDR = /^(?:\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
+const PEER_ADDR =
+  /^(?:\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
 
 /**
  * Why `addr` is not a peer address a membership may record (undefined: it is). Total: the
@@ -109,7 +110,9 @@ export function validatePeerAddrs(raw: unknown,
       return 'peerAddrs must hold {id, addr} objects';
     }
     const { id, addr } = record as Record<string, unknown>;
-    if (typeof id !== 'string' || !members.has(id)) return 'peerAddrs names a node that is not a member';
+    if (typeof id !== 'string' || !members.has(id)) {
+      return 'peerAddrs names a node that is not a member';
+    }
     if (seen.has(id)) return `peerAddrs lists ${id} twice`;
     seen.add(id);
     const problem = peerAddrProblem(addr);
