@@ -3,7 +3,8 @@
  * `--json` among its options), and with `--json` against a real one-member cluster every line
  * it prints is one JSON object: member list|add|promote|remove, move-leader, endpoint
  * health|status, compact, snapshot save|status|restore. A refusal with `--json` is a JSON
- * `{error}` too (member promote of a learner that never started). Method: the CLI run
+ * `{error}` too (member promote of a learner that never started); `member add` refuses an
+ * address the log would refuse (exit 2) before it calls anyone. Method: the CLI run
  * in-process against a real `conclave server` process; waits are conditions with deadlines.
  */
 import assert from 'node:assert/strict';
@@ -48,6 +49,16 @@ describe('cli: operator commands', () => {
       assert.equal(help.code, 0, command.join(' '));
       assert.match(text, new RegExp(`Usage: conclave ${command.join(' ')} `), command.join(' '));
       assert.match(text, /--json/, command.join(' '));
+    }
+  });
+
+  test('member add refuses, before any call, an address the log would not record', async () => {
+    // parsePeerAddress takes `bad_host`; the log's stricter rule (DNS names) does not.
+    for (const addr of ['bad_host:7000', `${'h'.repeat(300)}:1`]) {
+      const r = await run(['member', 'add', 'n2', '--peer-addr', addr, '--endpoints',
+        '127.0.0.1:1']);
+      assert.deepEqual([r.code, r.err.length], [2, 1], addr);
+      assert.match(r.err[0] ?? '', /--peer-addr: (not a host:port|a peer address is longer)/);
     }
   });
 

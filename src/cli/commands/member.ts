@@ -8,7 +8,8 @@
  */
 import { Command } from 'commander';
 import { httpGet, httpPostJson, type HttpGetAnswer } from '../../adapters/http-get.js';
-import { parsePeerAddress } from '../../adapters/peer-address.js';
+import { formatPeerAddress, parsePeerAddress } from '../../adapters/peer-address.js';
+import { peerAddrProblem } from '../../core/raft/membership.js';
 import { CoordError, UsageError } from '../../errors.js';
 import type { CliIo } from '../io.js';
 import {
@@ -61,6 +62,9 @@ export function memberCommand(io: CliIo): Command {
       async (call) => {
         const parsed = parsePeerAddress(flags.peerAddr);
         if ('error' in parsed) throw new UsageError(`--peer-addr: ${parsed.error}`);
+        // The log records it: what every member will accept from the log, checked here first.
+        const problem = peerAddrProblem(formatPeerAddress(parsed));
+        if (problem !== undefined) throw new UsageError(`--peer-addr: ${problem}`);
         const list = parsedList(await call('POST', '/v1/members/add',
           { name, peerAddr: flags.peerAddr }));
         if (flags.json === true) return io.out(JSON.stringify({ added: name, ...list }));

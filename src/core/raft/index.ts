@@ -111,6 +111,6 @@ export type {
 } from './types.js';
 export {
   changedMembership, decodeMembership, encodeMembership, isMember, isVoter, PEER_ADDR_CHARS_MAX,
-  peerAddrProblem, recordedPeerAddr, validatePeerAddrs,
+  peerAddrProblem, validatePeerAddrs,
 } from './membership.js';
 export type { MembershipChange } from './membership.js';

@@ -122,11 +122,6 @@ export function validatePeerAddrs(raw: unknown,
   return records;
 }
 
-/** The address `membership` records for `id`, if any. */
-export function recordedPeerAddr(membership: Membership, id: NodeId): string | undefined {
-  return membership.peerAddrs?.find((r) => r.id === id)?.addr;
-}
-
 function assertNeverChange(change: never): never {
   throw new Error(`unknown membership change ${JSON.stringify(change)}`);
 }
