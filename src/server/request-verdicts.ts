@@ -10,22 +10,15 @@ import type { IncomingMessage } from 'node:http';
 import { parseRequestTimeout, REQUEST_TIMEOUT_HEADER } from '../adapters/request-deadline.js';
 import { CoordError, type CoordOutcome } from '../errors.js';
 import type { ConsistentCore } from '../runtime/core/consistent-core.js';
-import { ELECTION_WINDOW_TIMEOUTS, leaderlessError } from '../runtime/core/leaderless.js';
+import { leaderlessJudge, type LeaderlessAnswer } from '../runtime/core/leaderless.js';
 
-/** Answers "no leader" for `core`, judged from its last leader contact and its uptime. */
-export type LeaderlessAnswer = () => CoordError;
+export type { LeaderlessAnswer };
 
 /** `electionTimeoutMsMax`: the members' longest election timeout. Unit: ms. */
 export function leaderlessAnswer(core: Pick<ConsistentCore, 'id' | 'status'>,
   electionTimeoutMsMax: number, nowMs: () => number = () => performance.now()):
   LeaderlessAnswer {
-  const startedAtMs = nowMs();
-  return () => {
-    const status = core.status();
-    return leaderlessError({ memberId: core.id, term: status.term,
-      leaderContactAgeMs: status.leaderContactAgeMs, upMs: nowMs() - startedAtMs,
-      electionWindowMs: ELECTION_WINDOW_TIMEOUTS * electionTimeoutMsMax });
-  };
+  return leaderlessJudge(core, electionTimeoutMsMax, nowMs);
 }
 
 /** When a request waiting for the log is answered, and with what. */

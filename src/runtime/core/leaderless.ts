@@ -6,9 +6,11 @@
  * longer. An ordinary election ends within about one election timeout after the old leader's
  * last message plus a round or two of votes, so a member past the window has seen elections
  * fail (its pre-votes unanswered by a majority) or a leader step down on check-quorum. Shared by
- * the HTTP API, the lease stream and the simulator's member protocol. Pure: the caller passes
- * the ages.
+ * the HTTP API, the lease stream and the simulator's member protocol
+ * (src/sim/scenarios/lease/core-protocol.ts), through `leaderlessJudge`. Pure: the caller
+ * passes the ages, or the member's monotonic clock.
  */
+import type { RaftStatus } from '../../core/raft/index.js';
 import { CoordError } from '../../errors.js';
 
 /**
@@ -42,4 +44,24 @@ export function leaderlessError(view: LeaderlessView): CoordError {
   return new CoordError('CONCLAVE_NO_QUORUM', `${view.memberId} knows no leader (term `
     + `${view.term}; ${since}, more than ${Math.round(view.electionWindowMs)} ms): it cannot `
     + 'reach a majority; try another member');
+}
+
+/** Answers "no leader" for one member, judged at the moment of the call. */
+export type LeaderlessAnswer = () => CoordError;
+
+/**
+ * The judge of one member's life (make a new one when the member restarts: its uptime counts
+ * from here). `electionTimeoutMsMax`: the members' longest election timeout; `nowMs`: the
+ * member's own monotonic clock. Unit: ms.
+ */
+export function leaderlessJudge(core: { readonly id: string; status(): Pick<RaftStatus,
+  'term' | 'leaderContactAgeMs'> }, electionTimeoutMsMax: number, nowMs: () => number):
+  LeaderlessAnswer {
+  const startedAtMs = nowMs();
+  return () => {
+    const status = core.status();
+    return leaderlessError({ memberId: core.id, term: status.term,
+      leaderContactAgeMs: status.leaderContactAgeMs, upMs: nowMs() - startedAtMs,
+      electionWindowMs: ELECTION_WINDOW_TIMEOUTS * electionTimeoutMsMax });
+  };
 }

@@ -30,7 +30,9 @@ import { TraceHash } from '../../trace-hash.js';
 import { convergence } from '../lease/lease-scenario.js';
 import { LeaseChecker, type LeaseCounts } from '../lease/lease-checker.js';
 import { LeaseWorkload, type WorkloadCounts } from '../lease/lease-workload.js';
-import { LeaseWorld } from '../lease/lease-world.js';
+import {
+  leaderlessCounts, LeaseWorld, type LeaderlessCounts,
+} from '../lease/lease-world.js';
 import type { SnapshotCounts } from '../lease/snapshot-checker.js';
 import { CORE_FLAGS, drawCoreSettings, KV_PREFIX, type CoreSettings } from './core-settings.js';
 import { summarizeCore } from './core-summary.js';
@@ -47,6 +49,8 @@ export interface CoreFigures {
   readonly leaseWorkload: WorkloadCounts;
   readonly snapshots: SnapshotCounts;
   readonly leaderChanges: number;
+  /** Leader-only calls a member refused knowing no leader, by verdict (leaderless.ts). */
+  readonly leaderless: LeaderlessCounts;
   readonly crashes: number;
   readonly partitions: number;
   readonly pauses: number;
@@ -197,7 +201,8 @@ function figuresOf(run: Run, linearizability: HistoryVerdict | 'skipped'): CoreF
     kv: { ...run.kv.counts }, operations: run.kv.history.operations().length, linearizability,
     watches: { ...run.watches.counts }, leases: { ...run.checker.counts },
     leaseWorkload: { ...run.leases.counts }, snapshots: { ...world.snapshots.counts },
-    leaderChanges: world.counts.leaderChanges, crashes: nemesis.counts.crashes,
+    leaderChanges: world.counts.leaderChanges, leaderless: leaderlessCounts(world.counts),
+    crashes: nemesis.counts.crashes,
     partitions: nemesis.counts.partitions, pauses: nemesis.counts.pauses,
   };
 }

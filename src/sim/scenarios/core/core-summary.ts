@@ -5,6 +5,7 @@
  */
 import type { ScenarioOptions, SeedResult, SummaryReport } from '../../scenario.js';
 import type { CoreFigures } from './core-scenario.js';
+import { leaderlessLine } from '../lease/lease-world.js';
 
 export function summarizeCore(results: readonly SeedResult<CoreFigures>[],
   _options: ScenarioOptions): SummaryReport {
@@ -28,6 +29,8 @@ export function summarizeCore(results: readonly SeedResult<CoreFigures>[],
     snapshotsInstalled: sum((f) => f.snapshots.installed),
     leaderChanges: sum((f) => f.leaderChanges), crashes: sum((f) => f.crashes),
     partitions: sum((f) => f.partitions), pauses: sum((f) => f.pauses),
+    noLeaderAnswers: sum((f) => f.leaderless.noLeader),
+    noQuorumAnswers: sum((f) => f.leaderless.noQuorum),
   };
   const lines = [
     `kv calls: ${data.ok} ok, ${data.failed} failed, ${data.unknown} unknown (${data.puts} puts, `
@@ -44,6 +47,7 @@ export function summarizeCore(results: readonly SeedResult<CoreFigures>[],
       + `${data.snapshotsTaken} taken, ${data.snapshotsInstalled} installed from a leader`,
     `faults: ${data.crashes} crashes, ${data.partitions} partitions, ${data.pauses} pauses; `
       + `${data.leaderChanges} leader changes`,
+    leaderlessLine(data.noLeaderAnswers, data.noQuorumAnswers),
   ];
   return { lines, data, violations: [] };
 }

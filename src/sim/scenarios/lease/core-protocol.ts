@@ -3,7 +3,9 @@
  * core members say to each other over the simulated network, and the member's side of it: the
  * client protocol of src/server/http-api.ts, watch-hub.ts and lease-stream.ts, answered by the
  * member's real ConsistentCore as the server answers it — a follower refuses leader-only
- * requests naming the leader (or NO_QUORUM when it knows none), writes and reads are the
+ * requests naming the leader, or, when it knows none, with the server's own verdict
+ * (src/runtime/core/leaderless.ts: NO_LEADER during an election, NO_QUORUM when it has heard
+ * from no leader for longer than an election takes), writes and reads are the
  * core's own answers with the store's errors mapped to the same codes, watches pull from the
  * core's event history and get a progress frame when they open and now and then after, and
  * the keep-alive stream is the leader's only and closes when it stops leading. Raft's messages
@@ -13,7 +15,7 @@
  * drops a repeat and takes a gap (a message lost, or overtaken: the network may reorder) as
  * the stream breaking, as TCP would show it.
  */
-import { assertNever } from '../../../core/assert.js';
+import { assert, assertNever } from '../../../core/assert.js';
 import type { NodeId } from '../../../core/ids.js';
 import type { KvApplyResult, KvError, KvErrorResult, KvKeySelector, KvRangeResult,
 } from '../../../core/kv/index.js';
@@ -25,6 +27,7 @@ import type { Timer, TimerHandle } from '../../../ports/timer.js';
 import type {
   ConsistentCore, KvWrite, LeaseOutcome, ReadOutcome, WriteOutcome,
 } from '../../../runtime/core/index.js';
+import { leaderlessJudge, type LeaderlessAnswer } from '../../../runtime/core/leaderless.js';
 import { CoordError } from '../../../errors.js';
 
 /** A member's answer to one call. */
@@ -118,6 +121,12 @@ export interface MemberServerOptions {
   readonly timer: Timer;
   /** How often a quiet watch gets a progress frame. Unit: ms. */
   readonly progressIntervalMs: number;
+  /** The member's own monotonic clock (its drift included), for the leaderless verdict. */
+  readonly memberNowMs: () => number;
+  /** The members' longest election timeout, for the leaderless verdict. Unit: ms. */
+  readonly electionTimeoutMsMax: number;
+  /** Told each leaderless answer's code (CONCLAVE_NO_LEADER or CONCLAVE_NO_QUORUM). */
+  readonly onLeaderless?: (code: string) => void;
 }
 
 /**
@@ -128,8 +137,15 @@ export class SimMemberServer {
   private readonly watches = new Map<string, MemberWatch>();
   private readonly leaseStreams = new Map<string, MemberLeaseStream>();
   private progressTimer: TimerHandle | undefined;
+  /** Made with the core (its uptime counts from the core's start), as server.ts does. */
+  private judge: LeaderlessAnswer | undefined;
 
   constructor(private readonly o: MemberServerOptions) {}
+
+  /** The member's core is open: the leaderless verdict counts its uptime from now. */
+  coreOpened(core: ConsistentCore): void {
+    this.judge = leaderlessJudge(core, this.o.electionTimeoutMsMax, this.o.memberNowMs);
+  }
 
   receive(core: ConsistentCore, from: NodeId, message: ClientToMember): void {
     switch (message.kind) {
@@ -187,7 +203,7 @@ export class SimMemberServer {
       this.sendMember(from, { kind: 'answer', id, reply: answer });
     };
     if (leaderOnly(request)) {
-      const refusal = notLeading(core);
+      const refusal = this.notLeading(core);
       if (refusal !== undefined) return reply(refusal);
     }
     serve(core, request, reply);
@@ -232,7 +248,7 @@ export class SimMemberServer {
 
   private openLeaseStream(core: ConsistentCore, from: NodeId, id: string): void {
     if (this.leaseStreams.has(streamKey(from, id))) return; // a repeat, as for watches
-    const refusal = notLeading(core);
+    const refusal = this.notLeading(core);
     if (refusal?.kind === 'refused') {
       return this.sendMember(from, { kind: 'refused', id, error: refusal.error,
         ...(refusal.leader === undefined ? {} : { leader: refusal.leader }) });
@@ -261,6 +277,21 @@ export class SimMemberServer {
     });
   }
 
+  /** As http-api.ts's redirectToLeader: a follower names the leader, or gives the verdict. */
+  private notLeading(core: ConsistentCore): SimReply | undefined {
+    const status = core.status();
+    if (status.role === 'leader') return undefined;
+    if (status.leaderId === undefined) {
+      assert(this.judge !== undefined, `${core.id}: a call served before coreOpened`);
+      const error = this.judge();
+      this.o.onLeaderless?.(error.code);
+      return { kind: 'refused', error };
+    }
+    return { kind: 'refused', leader: status.leaderId,
+      error: new CoordError('CONCLAVE_NOT_LEADER', `not the leader; the leader is `
+        + status.leaderId) };
+  }
+
   private sendMember(to: NodeId, message: MemberToClient): void {
     this.o.send(to, { kind: 'member', message });
   }
@@ -273,19 +304,6 @@ function streamKey(client: NodeId, id: string): string {
 function leaderOnly(request: ClientRequest): boolean {
   return request.kind !== 'status'
     && !(request.kind === 'range' && request.consistency === 'serializable');
-}
-
-/** As http-api.ts's redirectToLeader: a follower names the leader, or knows none. */
-function notLeading(core: ConsistentCore): SimReply | undefined {
-  const status = core.status();
-  if (status.role === 'leader') return undefined;
-  if (status.leaderId === undefined) {
-    return { kind: 'refused', error: new CoordError('CONCLAVE_NO_QUORUM', `${core.id} knows no `
-      + `leader (term ${status.term}); the cluster may have lost its majority`) };
-  }
-  return { kind: 'refused', leader: status.leaderId,
-    error: new CoordError('CONCLAVE_NOT_LEADER', `not the leader; the leader is `
-      + status.leaderId) };
 }
 
 /** One call, answered by the core. */

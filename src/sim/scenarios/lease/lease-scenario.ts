@@ -39,7 +39,9 @@ import { LeaseChecker, type LeaseCounts, type LeaseSlack } from './lease-checker
 import { drawLeaseSettings, LEASE_FLAGS, type LeaseSettings } from './lease-settings.js';
 import { summarizeLease } from './lease-summary.js';
 import { LeaseWorkload, type WorkloadCounts } from './lease-workload.js';
-import { LeaseWorld } from './lease-world.js';
+import {
+  leaderlessCounts, LeaseWorld, type LeaderlessCounts,
+} from './lease-world.js';
 import { RecipeChecker, type RecipeCounts } from './recipe-checker.js';
 import { RecipeWorkload, type RecipeWorkloadCounts } from './recipe-workload.js';
 import type { SnapshotCounts } from './snapshot-checker.js';
@@ -50,6 +52,8 @@ export interface LeaseFigures {
   readonly slack: LeaseSlack;
   readonly leaderChanges: number;
   readonly transfers: number;
+  /** Leader-only calls a member refused knowing no leader, by verdict (leaderless.ts). */
+  readonly leaderless: LeaderlessCounts;
   readonly crashes: number;
   readonly partitions: number;
   readonly pauses: number;
@@ -235,7 +239,7 @@ function figuresOf(run: Run): LeaseFigures {
   return {
     leases: { ...checker.counts }, workload: { ...workload.counts }, slack: checker.slacks(),
     leaderChanges: world.counts.leaderChanges, transfers: world.counts.transfers,
-    crashes: nemesis.counts.crashes, partitions: nemesis.counts.partitions,
+    leaderless: leaderlessCounts(world.counts), crashes: nemesis.counts.crashes, partitions: nemesis.counts.partitions,
     pauses: nemesis.counts.pauses,
     snapshots: { ...world.snapshots.counts },
     recipes: {

@@ -8,6 +8,7 @@ import type {
 } from '../../scenario.js';
 import { formatMs } from '../../stats.js';
 import type { LeaseFigures } from './lease-scenario.js';
+import { leaderlessLine } from './lease-world.js';
 
 /**
  * Under `--timing-violated`, this many seeds without a single overlap mean the violations did
@@ -36,6 +37,8 @@ export function summarizeLease(results: readonly SeedResult<LeaseFigures>[],
     leaderChanges: sum((f) => f.leaderChanges), transfers: sum((f) => f.transfers),
     crashes: sum((f) => f.crashes), partitions: sum((f) => f.partitions),
     pauses: sum((f) => f.pauses),
+    noLeaderAnswers: sum((f) => f.leaderless.noLeader),
+    noQuorumAnswers: sum((f) => f.leaderless.noQuorum),
     snapshots: { taken: sum((f) => f.snapshots.taken),
       installed: sum((f) => f.snapshots.installed), compared: sum((f) => f.snapshots.compared) },
   };
@@ -54,6 +57,7 @@ export function summarizeLease(results: readonly SeedResult<LeaseFigures>[],
       + `counted from the heal (${checked((f) => f.slack.upperHealChecked)})`,
     `leader changes: ${data.leaderChanges} (${data.transfers} transfers asked); faults: `
       + `${data.crashes} crashes, ${data.partitions} partitions, ${data.pauses} pauses`,
+    leaderlessLine(data.noLeaderAnswers, data.noQuorumAnswers),
     ...(sum((f) => f.snapshots.taken) === 0 ? [] : [`snapshots: ${sum((f) => f.snapshots.taken)} `
       + `taken, ${sum((f) => f.snapshots.installed)} installed from a leader, `
       + `${sum((f) => f.snapshots.compared)} compared byte for byte with another at the same `

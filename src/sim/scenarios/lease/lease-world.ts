@@ -62,6 +62,31 @@ export interface WorldCounts {
   /** Elections won (a member became leader). */
   leaderChanges: number;
   transfers: number;
+  /**
+   * Leader-only calls refused by a member that knew no leader: NO_LEADER (an election under
+   * way) and NO_QUORUM (no leader heard for longer than an election takes).
+   */
+  noLeaderAnswers: number;
+  noQuorumAnswers: number;
+}
+
+/** Leader-only calls a member refused knowing no leader, by the verdict it gave. */
+export interface LeaderlessCounts {
+  /** CONCLAVE_NO_LEADER: it heard from a leader within an election's time (retry soon). */
+  readonly noLeader: number;
+  /** CONCLAVE_NO_QUORUM: it heard from none for longer (it may be cut off). */
+  readonly noQuorum: number;
+}
+
+export function leaderlessCounts(counts: WorldCounts): LeaderlessCounts {
+  return { noLeader: counts.noLeaderAnswers, noQuorum: counts.noQuorumAnswers };
+}
+
+/** The summary line of the leaderless verdicts (lease and core scenarios). */
+export function leaderlessLine(noLeader: number, noQuorum: number): string {
+  return `members without a leader refused ${noLeader + noQuorum} leader-only calls: `
+    + `${noLeader} CONCLAVE_NO_LEADER (an election under way), ${noQuorum} CONCLAVE_NO_QUORUM `
+    + '(no leader heard for longer than an election takes)';
 }
 
 /** Snapshot steps and file pieces of a member with `--snapshots` (see LeaseSnapshotSettings). */
@@ -81,7 +106,8 @@ export class LeaseWorld {
   readonly clients: SimClient[] = [];
   /** The election and lock clients (r1, r2, ...). */
   readonly recipeClients: SimClient[] = [];
-  readonly counts: WorldCounts = { leaderChanges: 0, transfers: 0 };
+  readonly counts: WorldCounts = { leaderChanges: 0, transfers: 0, noLeaderAnswers: 0,
+    noQuorumAnswers: 0 };
   /** Failures of the machinery itself (storage, recovery), reported as violations. */
   readonly violations: Violation[] = [];
   /** Every snapshot taken or installed, compared by index (violations go to `violations`). */
@@ -241,9 +267,15 @@ export class LeaseWorld {
       },
       close: () => undefined,
     };
+    const { electionTimeoutMsMax } = this.settings.tuning;
     const server = new SimMemberServer({ member: context.id, send,
       nowMs: () => this.scheduler.nowMs, observer: this.checker, timer: context.timer,
-      progressIntervalMs: this.settings.tuning.electionTimeoutMsMax });
+      progressIntervalMs: electionTimeoutMsMax, electionTimeoutMsMax,
+      memberNowMs: () => context.clock.monotonicMs(),
+      onLeaderless: (code) => {
+        if (code === 'CONCLAVE_NO_LEADER') this.counts.noLeaderAnswers++;
+        else this.counts.noQuorumAnswers++;
+      } });
     let core: ConsistentCore | undefined;
     context.transport.setHandler({
       onMessage: (from, message) => {
@@ -261,6 +293,7 @@ export class LeaseWorld {
       else this.checker.memberApplied(context.id, core.store);
       server.onApplied(core);
     });
+    server.coreOpened(core);
     // The store may start from a snapshot rather than empty: the checker learns its leases.
     this.checker.memberRestored(context.id, core.store);
     const opened = core;
