@@ -43,6 +43,28 @@ export interface ScenarioFlag {
 export type ScenarioOptions = Readonly<Record<string, number | boolean | string | undefined>>;
 
 /**
+ * Where a planted mutant (TEST-ONLY `--mutant`) is caught, as measured: a mutant shows only on
+ * seeds whose faults reach its bug, so a run that is to catch it needs those seeds (or a
+ * scenario that aims at the bug). Each table sits beside its scenario's mutant names, and
+ * test/sim/mutant-catches.test.ts replays the first seed of every entry.
+ */
+export interface MutantCatch {
+  /** The scenario whose seeds catch it. */
+  readonly scenario: string;
+  /** Flags beyond `--seed` and `--mutant` (name → value; `true` for a switch). */
+  readonly flags: ScenarioOptions;
+  /** The seeds measured: `--seed first --seeds count`. */
+  readonly first: number;
+  readonly count: number;
+  /** The seeds of that range whose run broke an invariant (empty: not caught there). */
+  readonly caughtOn: readonly number[];
+  /** The checker that fires on them (the first one, when several do). */
+  readonly checker: string;
+  /** Why it escapes, or what else to know. */
+  readonly note?: string;
+}
+
+/**
  * How far a long seed has come, reported by scenarios whose seeds run for minutes (a
  * 1,000-member gossip seed) after each chunk of simulated time, so the user sees it move.
  */
@@ -72,6 +94,8 @@ export interface Scenario<F> {
     recorder?: SimRecorder): SeedResult<F> | Promise<SeedResult<F>>;
   /** Whether runSeed fills a recorder (`conclave sim --record`). */
   readonly records?: boolean;
+  /** Where each of its `--mutant` choices is caught (measured), for the help and the notes. */
+  readonly mutantCatches?: Readonly<Record<string, MutantCatch>>;
   /** Lines of figures over all seeds run, for the final report. */
   summarize(results: readonly SeedResult<F>[], options: ScenarioOptions): SummaryReport;
 }

@@ -8,10 +8,11 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { Command, Option } from 'commander';
 import { SystemClock } from '../../adapters/system-clock.js';
+import { mutantCatchLines, mutantEscapedNote } from '../../sim/mutant-catches.js';
 import { SEED_MAX } from '../../sim/prng.js';
 import { replayCommand, runSeeds, type RunReport } from '../../sim/runner.js';
 import type {
-  Scenario, ScenarioFlag, ScenarioOptions, SeedProgress, SeedProgressListener, SeedResult,
+  MutantCatch, Scenario, ScenarioFlag, ScenarioOptions, SeedProgress, SeedProgressListener, SeedResult,
 } from '../../sim/scenario.js';
 import { SCENARIOS } from '../../sim/scenarios/index.js';
 import { integerIn, numberIn } from '../parse.js';
@@ -134,26 +135,10 @@ function printReport(io: CliIo, scenario: Scenario<unknown>, report: RunReport<u
       'zero violations'
     : `FAILED: ${report.failures.length} of ${report.results.length} seeds broke an invariant`);
   if (violations === 0 && typeof options['mutant'] === 'string') {
-    const where = RAFT_MUTANT_SCENARIOS[options['mutant']];
-    io.out(`note: mutant ${options['mutant']} was planted but no seed of this run exposed it; ` +
-      'a mutant shows only on seeds whose faults reach the bug: ' +
-      (where !== undefined && where !== scenario.name
-        ? `the scenario that catches it within a few seeds is --scenario ${where}`
-        : 'run more seeds') +
-      ' (docs/raft.md and docs/simulation.md say where each is caught)');
+    io.out(mutantEscapedNote(options['mutant'], scenario.mutantCatches?.[options['mutant']]));
   }
   return violations;
 }
-
-/**
- * The scenario that catches each Raft mutant within a few seeds (docs/raft.md's table, pinned
- * by test/sim/scenarios/raft-mutants.test.ts): a random `raft` seed rarely reaches them.
- */
-const RAFT_MUTANT_SCENARIOS: Readonly<Record<string, string>> = {
-  noNoopAtTermStart: 'raft', voteNotPersisted: 'raft-vote-restart', ackBeforeSync: 'raft-ack-crash',
-  commitPreviousTermByCount: 'raft-figure8', preVoteWithoutCheckQuorum: 'raft-partial-partition',
-  readsWithoutReadIndex: 'raft',
-};
 
 /**
  * Runs the seeds: over worker threads from the built CLI (so that Ctrl-C can stop them and
@@ -375,9 +360,30 @@ function scenarioHelp(): string {
       lines.push(`      --${f.name}: ${f.description}${def}`);
     }
   }
+  lines.push(...mutantHelp());
   lines.push('', 'Exit codes: 0 every checker held; 1 a violation (replay command printed); '
     + '2 usage error.');
   return lines.join('\n');
+}
+
+/**
+ * The measured catching seeds of every mutant, once per table (the Raft scenarios share one),
+ * headed by the scenarios that take those mutants.
+ */
+function mutantHelp(): string[] {
+  const lines = ['', 'Mutants (TEST-ONLY --mutant): a mutant shows only on seeds whose faults '
+    + 'reach its bug, so a run needs the seeds that catch it. Measured:'];
+  const tables = new Map<Readonly<Record<string, MutantCatch>>, string[]>();
+  for (const s of SCENARIOS.values()) {
+    if (s.mutantCatches !== undefined) {
+      tables.set(s.mutantCatches, [...tables.get(s.mutantCatches) ?? [], s.name]);
+    }
+  }
+  for (const [table, names] of tables) {
+    lines.push(`  ${names.join(', ')}:`);
+    for (const line of mutantCatchLines(table)) lines.push(`    ${line}`);
+  }
+  return lines;
 }
 
 function camel(name: string): string {

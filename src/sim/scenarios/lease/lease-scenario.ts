@@ -36,7 +36,9 @@ import { ClientFaults } from './client-faults.js';
 import { FencedResources } from './fenced-resource.js';
 import { HeldChecker, type HeldCounts } from './held-checker.js';
 import { LeaseChecker, type LeaseCounts, type LeaseSlack } from './lease-checker.js';
-import { drawLeaseSettings, LEASE_FLAGS, type LeaseSettings } from './lease-settings.js';
+import {
+  drawLeaseSettings, LEASE_FLAGS, LEASE_MUTANT_CATCHES, type LeaseSettings,
+} from './lease-settings.js';
 import { summarizeLease } from './lease-summary.js';
 import { LeaseWorkload, type WorkloadCounts } from './lease-workload.js';
 import {
@@ -82,6 +84,7 @@ export const leaseScenario: Scenario<LeaseFigures> = {
     + 'no two holders at once, tokens and terms grow, the fence accepts no stale write; '
     + 'replicas agree',
   flags: LEASE_FLAGS,
+  mutantCatches: LEASE_MUTANT_CATCHES,
   runSeed: (seed, options) => runLeaseSeed(seed, options),
   summarize: summarizeLease,
 };

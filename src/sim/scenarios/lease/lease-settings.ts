@@ -13,12 +13,13 @@ import {
 import { RAFT_DEFAULTS_LOCAL, type RaftTuning } from '../../../core/raft/index.js';
 import { randomFloat, randomInt } from '../../../core/random.js';
 import {
-  LEASE_NO_MUTANTS, type LeaseConfig,
+  LEASE_NO_MUTANTS, type LeaseConfig, type LeaseMutants,
 } from '../../../runtime/lease/index.js';
 import type { CoreMutants } from '../../../runtime/core/index.js';
 import { FAULT_KINDS, drawNemesisPlan, type NemesisPlan } from '../../nemesis.js';
 import type { Prng } from '../../prng.js';
-import type { ScenarioFlag, ScenarioOptions } from '../../scenario.js';
+import { mutantFlagDescription } from '../../mutant-catches.js';
+import type { MutantCatch, ScenarioFlag, ScenarioOptions } from '../../scenario.js';
 import { NETWORK_FAULTS_NONE, type NetworkFaults } from '../../sim-network.js';
 import type { ClientFaultPlan } from './client-faults.js';
 import type { LeaseCheckerTiming } from './lease-checker.js';
@@ -34,6 +35,29 @@ const CAMPAIGN_MUTANT_NAMES = Object.keys(CAMPAIGN_MUTANTS) as CampaignMutant[];
 export const LEASE_MUTANT_NAMES: readonly string[] = [
   ...Object.keys(LEASE_NO_MUTANTS), ...CAMPAIGN_MUTANT_NAMES,
 ];
+
+/**
+ * Where each lease mutant is caught: measured on 2026-12-02 with `conclave sim --scenario lease
+ * --seed 1 --seeds 20 --mutant M [flags]` (defaults otherwise), the seeds that failed and the
+ * checker that fired first on the first of them. test/sim/mutant-catches.test.ts replays it.
+ */
+export const LEASE_MUTANT_CATCHES: Readonly<Record<keyof LeaseMutants | CampaignMutant,
+  MutantCatch>> = {
+  deposedLeaderRevokes: { scenario: 'lease', flags: {}, first: 1, count: 20,
+    caughtOn: [1, 3, 4, 6, 7, 8, 9, 10, 11, 12, 14, 17, 18, 20], checker: 'never-earlier',
+    note: 'holder-safety fires too on all but seed 14' },
+  ttlResetOnElection: { scenario: 'lease', flags: {}, first: 1, count: 20,
+    caughtOn: [3, 4, 6, 7, 8, 9, 11, 12, 14, 17, 18, 20], checker: 'not-much-later-after-heal',
+    note: 'seed 4 by not-much-later; seeds without a leader change after a keep-alive escape' },
+  claimWithoutLeaseRecheck: { scenario: 'lease', flags: {}, first: 1, count: 20,
+    caughtOn: Array.from({ length: 20 }, (_, i) => i + 1), checker: 'term',
+    note: 'it skips the claim, so its term restarts at 1; no-overlap catches the directed shape '
+      + 'in test/sim/scenarios/lease/shipped-client.test.ts' },
+  heldWithoutClockCheck: { scenario: 'lease', flags: { 'timing-violated': true }, first: 1,
+    count: 20, caughtOn: [1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20],
+    checker: 'held', note: 'without --timing-violated no freeze outlasts the margin: 0 of seeds '
+      + '1–20' },
+};
 
 /**
  * The election and lock clients' lease margin: the client library's default leaseMarginMs
@@ -61,9 +85,8 @@ export const LEASE_FLAGS: readonly ScenarioFlag[] = [
   { name: 'timing-violated', kind: 'boolean', description: 'freeze election and lock clients '
     + 'longer than their TTL: overlaps are then expected and counted; the fence must still '
     + 'accept no stale write', defaultValue: false },
-  { name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known lease or recipe bug '
-    + '(caught only on seeds whose faults reach it)', defaultValue: undefined,
-  choices: LEASE_MUTANT_NAMES },
+  { name: 'mutant', kind: 'string', description: mutantFlagDescription('lease or recipe bug'),
+    defaultValue: undefined, choices: LEASE_MUTANT_NAMES },
   { name: 'snapshots', kind: 'boolean', description: 'members snapshot every few dozen entries '
     + '(in steps spread over virtual time), compact their logs, and catch up through '
     + 'InstallSnapshot in small chunks; every snapshot at an index must hold the same bytes',

@@ -20,6 +20,8 @@ import type { SimStorageOptions } from '../../sim-storage.js';
 import { TraceHash } from '../../trace-hash.js';
 import { RaftChecker } from './raft-checker.js';
 import { mutantsFrom, quietRaftNetwork, RAFT_MUTANT_NAMES, startProcess, type RaftProcess } from './raft-scenario.js';
+import { mutantFlagDescription } from '../../mutant-catches.js';
+import { RAFT_MUTANT_CATCHES } from './raft-mutant-catches.js';
 
 export interface DirectedFigures {
   /** How far the script got; the scenario's doc says what each step is. */
@@ -61,9 +63,10 @@ export function directedScenario(spec: DirectedSpec): {
     name: spec.name,
     summary: spec.summary,
     flags: [{
-      name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known Raft bug',
+      name: 'mutant', kind: 'string', description: mutantFlagDescription('Raft bug'),
       defaultValue: undefined, choices: RAFT_MUTANT_NAMES,
     }],
+    mutantCatches: RAFT_MUTANT_CATCHES,
     runSeed: (seed, options, _progress?: SeedProgressListener, recorder?: SimRecorder) =>
       run(seed, options, recorder),
     records: true,

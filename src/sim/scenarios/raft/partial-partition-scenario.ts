@@ -23,6 +23,8 @@ import {
   mutantsFrom, numberOption, quietRaftNetwork, RAFT_MUTANT_NAMES, readAt, startProcess, type RaftProcess,
 } from './raft-scenario.js';
 import { RaftWorkload } from './raft-workload.js';
+import { mutantFlagDescription } from '../../mutant-catches.js';
+import { RAFT_MUTANT_CATCHES } from './raft-mutant-catches.js';
 
 export const ELECTIONS_PER_MINUTE_MAX = 3;
 const WINDOW_MS = 5_000;
@@ -40,10 +42,11 @@ export const raftPartialPartitionScenario: Scenario<PartialPartitionFigures> = {
     { name: 'nodes', kind: 'integer', description: 'cluster size', defaultValue: 3, min: 3, max: 9 },
     { name: 'partition-s', kind: 'number', description: 'simulated seconds under the partial partition', defaultValue: 60, min: 10, max: 3600 },
     {
-      name: 'mutant', kind: 'string', description: 'TEST-ONLY: plant a known Raft bug',
+      name: 'mutant', kind: 'string', description: mutantFlagDescription('Raft bug'),
       defaultValue: undefined, choices: RAFT_MUTANT_NAMES,
     },
   ],
+  mutantCatches: RAFT_MUTANT_CATCHES,
   runSeed: (seed, options) => runPartialPartitionSeed(seed, options),
   summarize: summarizePartialPartition,
 };

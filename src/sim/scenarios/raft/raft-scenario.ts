@@ -51,6 +51,8 @@ import {
 import { encodeKvCommand, SimKvStateMachine } from './sim-kv.js';
 import { RaftOperator } from './raft-operator.js';
 import { RaftWorkload, type ReadAnswer } from './raft-workload.js';
+import { mutantFlagDescription } from '../../mutant-catches.js';
+import { RAFT_MUTANT_CATCHES } from './raft-mutant-catches.js';
 
 export const RAFT_MUTANT_NAMES = Object.keys(RAFT_NO_MUTANTS) as (keyof RaftMutants)[];
 
@@ -114,8 +116,7 @@ export const raftScenario: Scenario<RaftFigures> = {
     { name: 'liveness-s', kind: 'number', description: 'simulated seconds healed', defaultValue: 6, min: 5, max: 3600 },
     { name: 'clients', kind: 'integer', description: 'simulated clients', defaultValue: 4, min: 1, max: 64 },
     {
-      name: 'mutant', kind: 'string',
-      description: 'TEST-ONLY: plant a known Raft bug (caught only on seeds whose faults reach it)',
+      name: 'mutant', kind: 'string', description: mutantFlagDescription('Raft bug'),
       defaultValue: undefined, choices: RAFT_MUTANT_NAMES,
     },
     {
@@ -142,6 +143,7 @@ export const raftScenario: Scenario<RaftFigures> = {
   ],
   runSeed: (seed, options, _progress, recorder) => runRaftSeed(seed, options, {}, recorder),
   records: true,
+  mutantCatches: RAFT_MUTANT_CATCHES,
   summarize: summarizeRaft,
 };
 
