@@ -35,9 +35,15 @@ export function mutantCatchMeasured(where: MutantCatch): string {
   const flags = flagText(where.flags);
   const run = `--scenario ${where.scenario}${flags === '' ? '' : ` ${flags}`}`;
   if (where.caughtOn.length === 0) return `no seed of ${range} of ${run} catches it`;
-  const seeds = where.caughtOn.length === where.count ? 'every seed'
-    : `seeds ${where.caughtOn.join(', ')}`;
-  return `${seeds} of ${range} of ${run} (${where.checker})`;
+  const missed: number[] = [];
+  for (let seed = where.first; seed < where.first + where.count; seed++) {
+    if (!where.caughtOn.includes(seed)) missed.push(seed);
+  }
+  const seeds = missed.length === 0 ? `every seed of ${range}`
+    : missed.length < where.caughtOn.length
+      ? `${where.caughtOn.length} of seeds ${range} (all but ${missed.join(', ')})`
+      : `seeds ${where.caughtOn.join(', ')} of ${range}`;
+  return `${seeds} of ${run} (${where.checker})`;
 }
 
 /** What was measured, the command that replays a catching seed, and the note. */

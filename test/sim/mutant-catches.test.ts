@@ -88,7 +88,8 @@ describe('sim: mutant catches', () => {
     for (const [table] of tables()) {
       for (const mutant of Object.keys(table)) assert.match(help, new RegExp(`\\b${mutant}: `));
     }
-    assert.match(help, /voteNotPersisted: seeds 2, 3, 6, 8 of 1–20 of --scenario raft-vote-restart/);
+    assert.match(help,
+      /voteNotPersisted: seeds 2, 3, 6, 8 of 1–20 of --scenario raft-vote-restart/);
   });
 
   test('a planted mutant that no seed exposed: exit 0, and the note prints its catching seeds',

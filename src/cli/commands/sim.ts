@@ -12,7 +12,8 @@ import { mutantCatchLines, mutantEscapedNote } from '../../sim/mutant-catches.js
 import { SEED_MAX } from '../../sim/prng.js';
 import { replayCommand, runSeeds, type RunReport } from '../../sim/runner.js';
 import type {
-  MutantCatch, Scenario, ScenarioFlag, ScenarioOptions, SeedProgress, SeedProgressListener, SeedResult,
+  MutantCatch, Scenario, ScenarioFlag, ScenarioOptions, SeedProgress, SeedProgressListener,
+  SeedResult,
 } from '../../sim/scenario.js';
 import { SCENARIOS } from '../../sim/scenarios/index.js';
 import { integerIn, numberIn } from '../parse.js';

@@ -34,7 +34,9 @@ import {
   leaderlessCounts, LeaseWorld, type LeaderlessCounts,
 } from '../lease/lease-world.js';
 import type { SnapshotCounts } from '../lease/snapshot-checker.js';
-import { CORE_FLAGS, drawCoreSettings, KV_PREFIX, type CoreSettings } from './core-settings.js';
+import {
+  CORE_FLAGS, CORE_MUTANT_CATCHES, drawCoreSettings, KV_PREFIX, type CoreSettings,
+} from './core-settings.js';
 import { summarizeCore } from './core-summary.js';
 import { KvWorkload, type KvWorkloadCounts } from './kv-workload.js';
 import { WatchChecker, type WatchCounts } from './watch-checker.js';
@@ -62,6 +64,7 @@ export const coreScenario: Scenario<CoreFigures> = {
     + 'client: KV history linearizable (WGL), watches complete and in order, lease bounds; '
     + 'replicas agree',
   flags: CORE_FLAGS,
+  mutantCatches: CORE_MUTANT_CATCHES,
   runSeed: (seed, options) => runCoreSeed(seed, options),
   summarize: summarizeCore,
 };

@@ -24,7 +24,8 @@ import {
   drawGossipPlan, type FaultAction, type GossipPlan, type SwarmKind,
 } from './gossip-plan.js';
 import {
-  GOSSIP_FLAGS, gossipConfig, gossipSettings, type GossipSettings, type GossipTestOverrides,
+  GOSSIP_FLAGS, GOSSIP_MUTANT_CATCHES, gossipConfig, gossipSettings, type GossipSettings,
+  type GossipTestOverrides,
 } from './gossip-settings.js';
 import { summarizeGossip } from './gossip-summary.js';
 import { GossipWorld } from './gossip-world.js';
@@ -70,6 +71,7 @@ export const gossipScenario: Scenario<GossipFigures> = {
   summary: 'SWIM membership with Lifeguard and the emergent leader: crash detection, false '
     + 'deaths, load, and leader agreement after a coordinator crash, a heal and a leave',
   flags: GOSSIP_FLAGS,
+  mutantCatches: GOSSIP_MUTANT_CATCHES,
   runSeed: (seed, options, progress) => runGossipSeed(seed, options, {}, progress),
   summarize: summarizeGossip,
 };

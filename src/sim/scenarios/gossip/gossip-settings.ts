@@ -7,13 +7,32 @@ import {
   SPLIT_BRAIN_STRATEGIES, SWIM_DEFAULTS_LAN, SWIM_DEFAULTS_LOCAL, SWIM_NO_MUTANTS,
   type SplitBrainStrategy, type SwimConfig, type SwimMutants,
 } from '../../../core/swim/index.js';
-import type { ScenarioFlag, ScenarioOptions } from '../../scenario.js';
+import { mutantFlagDescription } from '../../mutant-catches.js';
+import type { MutantCatch, ScenarioFlag, ScenarioOptions } from '../../scenario.js';
 
 export const GOSSIP_MEMBERS_MAX = 5000;
 export const LIFEGUARD_CHOICES = ['on', 'off', 'both'] as const;
 export const PROFILE_CHOICES = ['local', 'lan'] as const;
 export type GossipProfile = (typeof PROFILE_CHOICES)[number];
 export const GOSSIP_MUTANT_NAMES = Object.keys(SWIM_NO_MUTANTS) as (keyof SwimMutants)[];
+
+/**
+ * Where each SWIM mutant is caught: measured on 2026-12-02 with `conclave sim --scenario gossip
+ * --seed 1 --seeds 6 --mutant M --members 16 [--loss 0.05]`, the seeds that failed and the
+ * checker that fired first on the first of them. test/sim/mutant-catches.test.ts replays it.
+ */
+export const GOSSIP_MUTANT_CATCHES: Readonly<Record<keyof SwimMutants, MutantCatch>> = {
+  deadWithoutSuspicion: { scenario: 'gossip', flags: { members: 16, loss: 0.05 }, first: 1,
+    count: 6, caughtOn: [1, 2, 3, 4, 6], checker: 'one-coordinator-per-generation',
+    note: 'false-dead-bound first on seeds 2, 4 and 6' },
+  aliveAtEqualIncarnation: { scenario: 'gossip', flags: { members: 16 }, first: 1, count: 6,
+    caughtOn: [1, 2, 3, 4, 5, 6], checker: 'incarnation-order' },
+  noPiggyback: { scenario: 'gossip', flags: { members: 16, loss: 0.05 }, first: 1, count: 6,
+    caughtOn: [], checker: 'view-agreement',
+    note: 'the separate gossip rounds still carry the updates; only in SWIM\'s own '
+      + 'configuration (gossipFanout 0, no flag: test/sim/scenarios/gossip/gossip-mutants.test.ts) '
+      + 'view-agreement catches it, at seed 10' },
+};
 
 export const GOSSIP_FLAGS: readonly ScenarioFlag[] = [
   {
@@ -48,8 +67,7 @@ export const GOSSIP_FLAGS: readonly ScenarioFlag[] = [
   },
   {
     name: 'mutant', kind: 'string', defaultValue: undefined, choices: GOSSIP_MUTANT_NAMES,
-    description: 'TEST-ONLY: plant a known SWIM bug (caught only on seeds whose faults reach '
-      + 'it; docs/simulation.md lists them)',
+    description: mutantFlagDescription('SWIM bug'),
   },
 ];
 

@@ -48,7 +48,7 @@ export const LEASE_MUTANT_CATCHES: Readonly<Record<keyof LeaseMutants | Campaign
     note: 'holder-safety fires too on all but seed 14' },
   ttlResetOnElection: { scenario: 'lease', flags: {}, first: 1, count: 20,
     caughtOn: [3, 4, 6, 7, 8, 9, 11, 12, 14, 17, 18, 20], checker: 'not-much-later-after-heal',
-    note: 'seed 4 by not-much-later; seeds without a leader change after a keep-alive escape' },
+    note: 'seed 4 by not-much-later' },
   claimWithoutLeaseRecheck: { scenario: 'lease', flags: {}, first: 1, count: 20,
     caughtOn: Array.from({ length: 20 }, (_, i) => i + 1), checker: 'term',
     note: 'it skips the claim, so its term restarts at 1; no-overlap catches the directed shape '

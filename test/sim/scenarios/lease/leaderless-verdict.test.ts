@@ -40,7 +40,8 @@ function member(): { answer(): { code: string; leader?: string }; status: FakeSt
     assert.ok(last?.kind === 'member' && last.message.kind === 'answer');
     const reply = last.message.reply;
     assert.ok(reply.kind === 'refused');
-    return { code: reply.error.code, ...(reply.leader === undefined ? {} : { leader: reply.leader }) };
+    return { code: reply.error.code,
+      ...(reply.leader === undefined ? {} : { leader: reply.leader }) };
   };
   return { answer, status, clock, server, core: core as unknown as ConsistentCore };
 }
