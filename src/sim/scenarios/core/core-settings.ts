@@ -23,9 +23,10 @@ export const CORE_MUTANT_CATCHES: Readonly<Record<keyof CoreMutants, MutantCatch
     checker: 'linearizability' },
   watchSkipsEvent: { scenario: 'core', flags: {}, first: 1, count: 3, caughtOn: [1, 2, 3],
     checker: 'watch-complete' },
-  readsWithoutReadIndex: { scenario: 'core', flags: {}, first: 1, count: 4, caughtOn: [],
+  readsWithoutReadIndex: { scenario: 'core', flags: {}, first: 1, count: 3, caughtOn: [],
     checker: 'linearizability',
-    note: 'nor in seeds 1–30 earlier: a stale leader answering needs a window the nemesis '
+    note: 'nor in seeds 1–30 earlier (seed 4 did not end within 10 minutes here, a runaway '
+      + 'seed: docs/simulation.md); a stale leader answering needs a window the nemesis '
       + 'rarely opens (docs/simulation.md); --scenario raft catches the Raft-level mutant of '
       + 'the same name' },
 };
