@@ -242,8 +242,8 @@ function figuresOf(run: Run): LeaseFigures {
   return {
     leases: { ...checker.counts }, workload: { ...workload.counts }, slack: checker.slacks(),
     leaderChanges: world.counts.leaderChanges, transfers: world.counts.transfers,
-    leaderless: leaderlessCounts(world.counts), crashes: nemesis.counts.crashes, partitions: nemesis.counts.partitions,
-    pauses: nemesis.counts.pauses,
+    leaderless: leaderlessCounts(world.counts), crashes: nemesis.counts.crashes,
+    partitions: nemesis.counts.partitions, pauses: nemesis.counts.pauses,
     snapshots: { ...world.snapshots.counts },
     recipes: {
       timingViolated: world.settings.recipes.timingViolated,
