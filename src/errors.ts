@@ -30,7 +30,13 @@ export type CoordErrorCode =
   | 'CONCLAVE_STORAGE_IO'
   | 'CONCLAVE_OVERLOADED'
   | 'CONCLAVE_DATA_DIR_FOREIGN'
-  | 'CONCLAVE_DATA_DIR_INSECURE';
+  | 'CONCLAVE_DATA_DIR_INSECURE'
+  /** Authentication failed: no such user, or a wrong password (which of the two is not said). */
+  | 'CONCLAVE_AUTH_FAILED'
+  /** The authenticated user lacks the permission the call needs; nothing was applied. */
+  | 'CONCLAVE_PERMISSION_DENIED'
+  /** Auth is on and the call carried no token, or one that is expired, forged or revoked. */
+  | 'CONCLAVE_INVALID_TOKEN';
 
 /**
  * Whether the operation behind an error may have taken effect: `failed` means definitely not

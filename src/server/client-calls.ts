@@ -12,13 +12,15 @@
  */
 import type { NodeId } from '../core/ids.js';
 import {
-  validateKvWatchRequest,
+  commandDenial, leaseDenial, readDenial, validateKvWatchRequest,
   type KvApplyResult, type KvErrorResult, type KvKeySelector, type KvRangeResult,
 } from '../core/kv/index.js';
 import { CoordError, type CoordOutcome } from '../errors.js';
 import type {
   ConsistentCore, KvWrite, LeaseOutcome, ReadOutcome, WriteOutcome,
 } from '../runtime/core/consistent-core.js';
+import { AUTH_CALL_NAMES, OPEN_AUTH_CALLS, runAuthCall, type AuthCallName } from './auth-calls.js';
+import type { AuthGate } from './auth-gate.js';
 import type { ConnectionState } from './client-guard.js';
 import type { ClientLimits } from './client-limits.js';
 import {
@@ -30,7 +32,8 @@ import type { WatchHub } from './watch-hub.js';
 
 /** Every call of the client protocol, by name (the HTTP path of each: docs/api.md). */
 export const CALL_NAMES = ['put', 'delete', 'txn', 'compact', 'range', 'lease-grant',
-  'lease-revoke', 'lease-keepalive', 'lease-ttl', 'lease-list', 'status'] as const;
+  'lease-revoke', 'lease-keepalive', 'lease-ttl', 'lease-list', 'status',
+  ...AUTH_CALL_NAMES] as const;
 
 export type CallName = typeof CALL_NAMES[number];
 
@@ -56,10 +59,19 @@ export interface ClientCallsOptions {
   readonly keepAlive?: ConsistentCore['keepAlive'];
   /** What a member that knows no leader answers (request-verdicts.ts); NO_QUORUM if absent. */
   readonly leaderless?: LeaderlessAnswer;
+  /** Tokens and passwords (auth-gate.ts). Absent: no auth calls, and no call is checked. */
+  readonly auth?: AuthGate;
 }
 
-/** The options, and what one call brought with it: the deadline its client sent. */
-type CallContext = ClientCallsOptions & { readonly clientDeadlineMs?: number };
+/**
+ * The options, and what one call brought with it: the deadline its client sent, and the user
+ * its token speaks for (absent while auth is off).
+ */
+type CallContext = ClientCallsOptions & { readonly clientDeadlineMs?: number;
+  readonly principal?: string };
+
+/** Calls answered without a token while auth is on: leader discovery and logging in. */
+const OPEN_CALLS: ReadonlySet<string> = new Set(['status', ...OPEN_AUTH_CALLS]);
 
 export type CallAnswer =
   | { readonly kind: 'ok'; readonly body: unknown }
@@ -67,9 +79,12 @@ export type CallAnswer =
   /** Not the leader, and it knows who is: the call was not applied. */
   | { readonly kind: 'redirect'; readonly leaderId: NodeId; readonly leaderUrl: string };
 
-/** Runs the call `name` with `body`; see the module comment. Never throws. */
+/**
+ * Runs the call `name` with `body`; see the module comment. `token`: the caller's bearer
+ * token (HTTP's Authorization header, the stream's hello or auth frame). Never throws.
+ */
 export function runCall(o: ClientCallsOptions, name: CallName, body: Body,
-  done: (answer: CallAnswer) => void, clientDeadlineMs?: number): void {
+  done: (answer: CallAnswer) => void, clientDeadlineMs?: number, token?: string): void {
   let settled = false;
   const once = (answer: CallAnswer): void => {
     if (settled) return;
@@ -77,7 +92,12 @@ export function runCall(o: ClientCallsOptions, name: CallName, body: Body,
     done(answer);
   };
   try {
-    dispatch(clientDeadlineMs === undefined ? o : { ...o, clientDeadlineMs }, name, body, once);
+    const principal = OPEN_CALLS.has(name) ? undefined : o.auth?.principalOf(token);
+    if (principal instanceof CoordError) return once(failed(principal));
+    const context = clientDeadlineMs === undefined && principal === undefined ? o
+      : { ...o, ...(clientDeadlineMs === undefined ? {} : { clientDeadlineMs }),
+        ...(principal === undefined ? {} : { principal }) };
+    dispatch(context, name, body, once);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     once(failed(error instanceof CoordError ? error
@@ -89,28 +109,75 @@ function dispatch(o: CallContext, name: CallName, body: Body,
   done: (answer: CallAnswer) => void): void {
   const writePath = WRITE_PATH_OF[name];
   if (writePath !== undefined) return write(o, parseWrite(writePath, body), done);
+  if ((AUTH_CALL_NAMES as readonly string[]).includes(name)) return authCall(o, name, body, done);
   switch (name) {
     case 'range':
       return read(o, body, done);
     case 'lease-keepalive': {
       const { leaseId } = parseLeaseQuery(body, false);
       const keepAlive = o.keepAlive ?? o.core.keepAlive.bind(o.core);
+      if (leaseRefused(o, leaseId, 'keep-alive', done)) return;
       return leaseCall(o, done, (answer) => keepAlive(leaseId, answer));
     }
     case 'lease-ttl': {
       const { leaseId, keys } = parseLeaseQuery(body, true);
+      if (leaseRefused(o, leaseId, 'time-to-live', done)) return;
       return leaseCall(o, done, (answer) => o.core.timeToLive(leaseId, keys, answer));
     }
     case 'lease-list':
       noFields(name, body);
       return leaseCall(o, done, (answer) => o.core.listLeases((outcome) => answer(
-        outcome.kind === 'ok' ? { kind: 'ok', value: { leases: outcome.value } } : outcome)));
+        outcome.kind === 'ok' ? { kind: 'ok', value: { leases: ownLeases(o, outcome.value) } }
+          : outcome)));
     case 'status':
       noFields(name, body);
       return done({ kind: 'ok', body: o.status() });
     default:
       throw new CoordError('CONCLAVE_USAGE', `no call ${name}; see docs/protocol.md`);
   }
+}
+
+/** An auth call (auth-calls.ts), its changes proposed as writes are. */
+function authCall(o: CallContext, name: CallName, body: Body,
+  done: (answer: CallAnswer) => void): void {
+  const gate = o.auth;
+  if (gate === undefined) {
+    return done(failed(new CoordError('CONCLAVE_USAGE', `${name}: this member serves no auth`)));
+  }
+  runAuthCall({ core: o.core, gate, principal: o.principal,
+    write: (command) => write(o, command, done),
+    ok: (value) => done({ kind: 'ok', body: value }),
+    fail: (error) => done(failed(error)) }, name as AuthCallName, body);
+}
+
+/** True (and answered) when the caller may not act on the lease. */
+function leaseRefused(o: CallContext, leaseId: number, action: 'keep-alive' | 'time-to-live',
+  done: (a: CallAnswer) => void): boolean {
+  if (o.principal === undefined) return false;
+  const denied = leaseDenial(o.core.store.auth, o.principal, o.core.store.lease(leaseId),
+    action);
+  if (denied === undefined) return false;
+  done(failed(new CoordError('CONCLAVE_PERMISSION_DENIED', denied)));
+  return true;
+}
+
+/** The leases the caller may see: its own, or every one for root (and with auth off). */
+function ownLeases<T extends { leaseId: number }>(o: CallContext, leases: readonly T[])
+  : readonly T[] {
+  const principal = o.principal;
+  const store = o.core.store;
+  if (principal === undefined || store.auth.isRoot(principal)) return leases;
+  return leases.filter((l) => store.lease(l.leaseId)?.owner === principal);
+}
+
+/** Why the caller may not read `selector` (undefined: it may), as an error to answer. */
+export function readRefusal(o: Pick<ClientCallsOptions, 'auth' | 'core'>, token: string | undefined,
+  selector: KvKeySelector): CoordError | undefined {
+  const principal = o.auth?.principalOf(token);
+  if (principal === undefined) return undefined;
+  if (principal instanceof CoordError) return principal;
+  const denied = readDenial(o.core.store.auth, principal, selector);
+  return denied === undefined ? undefined : new CoordError('CONCLAVE_PERMISSION_DENIED', denied);
 }
 
 function noFields(name: string, body: Body): void {
@@ -123,8 +190,19 @@ function failed(error: CoordError): CallAnswer {
   return { kind: 'error', error, outcome: 'failed' };
 }
 
-function write(o: CallContext, command: KvWrite, done: (a: CallAnswer) => void): void {
+function write(o: CallContext, given: KvWrite, done: (a: CallAnswer) => void): void {
   if (sentToLeader(o, done)) return;
+  const principal = o.principal;
+  let command = given;
+  if (principal !== undefined) {
+    // Checked on the leader's state now, and again when it applies (authorize.ts).
+    const denied = commandDenial(o.core.store.auth, principal, given,
+      (id) => o.core.store.lease(id));
+    if (denied !== undefined) {
+      return done(failed(new CoordError('CONCLAVE_PERMISSION_DENIED', denied)));
+    }
+    command = { ...given, principal } as KvWrite;
+  }
   const admitted = o.quota.admit(command);
   if (admitted instanceof CoordError) return done(failed(admitted));
   const timeout = timeoutAnswer(o, done, 'write');
@@ -152,6 +230,12 @@ function leaseCall<T>(o: CallContext, done: (a: CallAnswer) => void,
 
 function read(o: CallContext, body: Body, done: (a: CallAnswer) => void): void {
   const { request, consistency } = parseRange(body);
+  if (o.principal !== undefined) {
+    const denied = readDenial(o.core.store.auth, o.principal, request);
+    if (denied !== undefined) {
+      return done(failed(new CoordError('CONCLAVE_PERMISSION_DENIED', denied)));
+    }
+  }
   if (consistency === 'linearizable' && sentToLeader(o, done)) return;
   const timeout = timeoutAnswer(o, done, 'read');
   o.core.read(request, consistency, (outcome: ReadOutcome) => {
@@ -218,6 +302,10 @@ export function applyAnswer(result: KvApplyResult | KvRangeResult | KvErrorResul
     case 'lease-limit':
       return make('CONCLAVE_REQUEST_INVALID', 'the cluster already holds its maximum of '
         + `${error.leasesMax} leases (leasesMax); revoke some first`);
+    case 'permission-denied':
+      return make('CONCLAVE_PERMISSION_DENIED', error.reason);
+    case 'auth-refused':
+      return make('CONCLAVE_REQUEST_INVALID', error.reason);
   }
 }
 

@@ -121,8 +121,9 @@ export function isWritePath(path: string): path is WritePath {
  * together: with them a retry is applied at most once, without them every request applies.
  */
 export function parseWrite(path: WritePath, body: Body): KvWrite {
+  // `kind`, `nowMs` and `principal` are the server's to set (the principal from the token).
   const problems = new Problems();
-  for (const name of ['kind', 'nowMs']) {
+  for (const name of ['kind', 'nowMs', 'principal']) {
     if (Object.hasOwn(body, name)) problems.list.push(`${name}: unknown field`);
   }
   problems.throwIfAny();

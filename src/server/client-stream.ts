@@ -23,7 +23,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { CoordError, type CoordOutcome } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import {
-  checkWatch, isCallName, runCall, watchRefusal, type CallAnswer, type ClientCallsOptions,
+  checkWatch, isCallName, readRefusal, runCall, watchRefusal, type CallAnswer, type ClientCallsOptions,
 } from './client-calls.js';
 import type { ClientGuard, ConnectionState } from './client-guard.js';
 import type { ClientLimits } from './client-limits.js';
@@ -115,6 +115,8 @@ export class ClientStreamHub {
 /** One client's stream. */
 export class StreamSession {
   private greeted = false;
+  /** The token of the hello or of the latest `auth` frame (docs/protocol.md). */
+  private token: string | undefined;
   private closed = false;
   private inflight = 0;
   private inflightBytes = 0;
@@ -191,6 +193,11 @@ export class StreamSession {
         + `of the stream protocol, the client asked for ${JSON.stringify(version) ?? 'none'}: `
         + 'upgrade the older side (docs/protocol.md, "Versions")', frame.id);
     }
+    const token = frame.body['token'];
+    if (token !== undefined && typeof token !== 'string') {
+      return this.refuseAndClose(1002, 'hello: token must be a string', frame.id);
+    }
+    this.token = token;
     this.greeted = true;
     const limits = this.o.limits;
     this.send({ id: frame.id, ok: { version: STREAM_PROTOCOL_VERSION,
@@ -215,6 +222,7 @@ export class StreamSession {
     if (op === 'watch') return this.watch(frame, this.o.intercept?.(op, frame.body));
     if (op === 'watch-cancel') return this.cancelWatch(frame);
     if (op === 'lease-stream') return this.leaseStream(frame);
+    if (op === 'auth') return this.setToken(frame);
     if (!isCallName(op)) {
       return this.answer(id, failed('CONCLAVE_USAGE', `no call "${op.slice(0, 100)}"; see `
         + 'docs/protocol.md'));
@@ -226,7 +234,22 @@ export class StreamSession {
       if (fault?.action === 'hang') return;
       if (fault?.action === 'drop') return this.ws.terminate();
       this.answer(id, answer);
-    }, frame.timeoutMs);
+    }, frame.timeoutMs, this.token);
+  }
+
+  /**
+   * `{ op: 'auth', body: { token } }`: the calls after it carry this token (a renewed one).
+   * Not checked here: each call checks it, so an expired token is told with the call.
+   */
+  private setToken(frame: RequestFrame): void {
+    const token = frame.body['token'];
+    const unknown = Object.keys(frame.body).filter((name) => name !== 'token');
+    if (typeof token !== 'string' || unknown.length > 0) {
+      return this.answer(frame.id, failed('CONCLAVE_REQUEST_INVALID',
+        'auth takes { token: <a token from auth-authenticate> } only'));
+    }
+    this.token = token;
+    this.send({ id: frame.id, ok: {} });
   }
 
   private hold(frame: RequestFrame): void {
@@ -269,6 +292,8 @@ export class StreamSession {
     try {
       request = parseWatchBody(frame.body);
       checkWatch(this.o.calls.core, request.selector, request.fromRevision);
+      const denied = readRefusal(this.o.calls, this.token, request.selector);
+      if (denied !== undefined) throw denied;
     } catch (error) {
       const coord = error instanceof CoordError ? error
         : new CoordError('CONCLAVE_REQUEST_INVALID', String(error));

@@ -20,8 +20,10 @@ import { parseRequestTimeout, REQUEST_TIMEOUT_HEADER } from '../adapters/request
 import { CoordError, type CoordErrorCode } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import type { ConsistentCore } from '../runtime/core/consistent-core.js';
+import { AUTH_CALL_NAMES, authCallPath } from './auth-calls.js';
+import { bearerToken, type AuthGate } from './auth-gate.js';
 import {
-  checkWatch, runCall, watchRefusal, type CallName, type ClientCallsOptions,
+  checkWatch, readRefusal, runCall, watchRefusal, type CallName, type ClientCallsOptions,
 } from './client-calls.js';
 import { ClientGuard, Refusal } from './client-guard.js';
 import { CLIENT_LIMITS_DEFAULTS, type ClientLimits } from './client-limits.js';
@@ -57,6 +59,8 @@ export interface HttpApiOptions {
   readonly leaderless?: LeaderlessAnswer;
   /** The operator's routes (ops-api.ts), offered each request first. Default: none. */
   readonly opsRoutes?: OpsRoutes;
+  /** Tokens and passwords; every call is checked while auth is on. Default: no auth calls. */
+  readonly auth?: AuthGate;
 }
 
 /** The door of `createHttpApi` with `limits` (default: CLIENT_LIMITS_DEFAULTS) over `core`. */
@@ -85,6 +89,9 @@ const HTTP_STATUS: Readonly<Partial<Record<CoordErrorCode, number>>> = {
   CONCLAVE_IDEMPOTENCY_MISMATCH: 409,
   CONCLAVE_LEASE_EXPIRED: 404,
   CONCLAVE_QUOTA_EXCEEDED: 507,
+  CONCLAVE_AUTH_FAILED: 401,
+  CONCLAVE_INVALID_TOKEN: 401,
+  CONCLAVE_PERMISSION_DENIED: 403,
 };
 
 /**
@@ -112,6 +119,7 @@ export function createHttpApi(given: HttpApiOptions): (req: IncomingMessage, res
 export const POST_PATHS: ReadonlySet<string> = new Set([
   '/v1/kv/put', '/v1/kv/delete', '/v1/kv/txn', '/v1/kv/range', '/v1/kv/compact',
   '/v1/lease/grant', '/v1/lease/revoke', '/v1/lease/keepalive', '/v1/lease/ttl',
+  ...AUTH_CALL_NAMES.map(authCallPath),
 ]);
 export const GET_PATHS: ReadonlySet<string> = new Set(['/metrics', '/v1/status', '/v1/watch',
   '/v1/lease/list']);
@@ -172,6 +180,7 @@ const POST_CALLS: Readonly<Record<string, CallName>> = {
   '/v1/kv/compact': 'compact', '/v1/lease/grant': 'lease-grant',
   '/v1/lease/revoke': 'lease-revoke', '/v1/lease/keepalive': 'lease-keepalive',
   '/v1/lease/ttl': 'lease-ttl',
+  ...Object.fromEntries(AUTH_CALL_NAMES.map((name) => [authCallPath(name), name])),
 };
 
 /** Runs one call and answers it over HTTP. */
@@ -183,7 +192,7 @@ function call(o: HttpApiOptions, req: IncomingMessage, res: ServerResponse, name
     if (answer.kind === 'ok') return sendJson(res, 200, answer.body);
     if (answer.kind === 'error') return sendError(res, answer.error, answer.outcome);
     redirect(res, req, answer.leaderId, answer.leaderUrl);
-  }, deadlineMs);
+  }, deadlineMs, bearerToken(req.headers.authorization));
 }
 
 const CALLS_OF = new WeakMap<HttpApiOptions, ClientCallsOptions>();
@@ -193,7 +202,8 @@ function callsOf(o: HttpApiOptions): ClientCallsOptions {
   if (calls === undefined) {
     calls = { core: o.core, quota: o.quota, clientUrlOf: o.clientUrlOf, status: o.status,
       requestTimeoutMs: o.requestTimeoutMs,
-      ...(o.leaderless === undefined ? {} : { leaderless: o.leaderless }) };
+      ...(o.leaderless === undefined ? {} : { leaderless: o.leaderless }),
+      ...(o.auth === undefined ? {} : { auth: o.auth }) };
     CALLS_OF.set(o, calls);
   }
   return calls;
@@ -202,6 +212,8 @@ function callsOf(o: HttpApiOptions): ClientCallsOptions {
 function watch(o: HttpApiOptions, url: URL, req: IncomingMessage, res: ServerResponse): void {
   const { selector, fromRevision } = parseWatchQuery(url.searchParams);
   checkWatch(o.core, selector, fromRevision);
+  const denied = readRefusal(callsOf(o), bearerToken(req.headers.authorization), selector);
+  if (denied !== undefined) return sendError(res, denied, 'failed');
   const connection = o.guard.state(req.socket);
   if (connection === undefined) return;
   const refusal = watchRefusal(o.limits, o.watches, connection);

@@ -19,6 +19,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { NodeId } from '../core/ids.js';
+import { leaseDenial } from '../core/kv/index.js';
+import { CoordError } from '../errors.js';
+import { bearerToken, type AuthGate } from './auth-gate.js';
 import type { Logger } from '../ports/logger.js';
 import type { ConsistentCore } from '../runtime/core/consistent-core.js';
 import type { LeaderlessAnswer } from './request-verdicts.js';
@@ -42,6 +45,12 @@ export interface LeaseStreamOptions {
    * (about 12 000 answers; a client reading them is never near it).
    */
   readonly bufferedBytesMax?: number;
+  /**
+   * While auth is on, the upgrade needs `Authorization: Bearer TOKEN` (401 otherwise), and
+   * each keep-alive is the owner's (authorize.ts). The token is checked at the upgrade only:
+   * a stream outlives its token as a keep-alive outlives a login. Default: no checks.
+   */
+  readonly auth?: { readonly gate: AuthGate; readonly store: ConsistentCore['store'] };
 }
 
 /** Largest message a client may send. Unit: bytes (a keep-alive is about 30). */
@@ -66,10 +75,25 @@ export class LeaseStreamHub {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path !== LEASE_STREAM_PATH) return false;
+    const principal = this.o.auth?.gate.principalOf(bearerToken(req.headers.authorization));
+    if (principal instanceof CoordError) {
+      const body = JSON.stringify({ error: { code: principal.code, message: principal.message,
+        outcome: 'failed' } });
+      socket.end(`HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n`
+        + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      return true;
+    }
     if (!this.redirected(req, socket)) {
-      this.server.handleUpgrade(req, socket, head, (ws) => this.serve(ws, socket));
+      this.server.handleUpgrade(req, socket, head, (ws) => this.serve(ws, socket, principal));
     }
     return true;
+  }
+
+  /** Why `principal` may not keep `leaseId` alive, or undefined. */
+  private denied(principal: string | undefined, leaseId: number): string | undefined {
+    const auth = this.o.auth;
+    if (principal === undefined || auth === undefined) return undefined;
+    return leaseDenial(auth.store.auth, principal, auth.store.lease(leaseId), 'keep-alive');
   }
 
   /** Closes every stream (this member stopped leading, or is stopping). */
@@ -97,7 +121,7 @@ export class LeaseStreamHub {
   }
 
   /** `socket`: the connection under `ws` (the WebSocket writes its frames to it). */
-  private serve(ws: WebSocket, socket: Duplex): void {
+  private serve(ws: WebSocket, socket: Duplex, principal: string | undefined): void {
     this.sockets.add(ws);
     let inflight = 0;
     // Answers come in batches (one per leadership confirmation): corked until the end of the
@@ -134,6 +158,11 @@ export class LeaseStreamHub {
       if (inflight >= this.inflightMax) {
         return send({ id, leaseId, error: { code: 'CONCLAVE_UNAVAILABLE',
           message: `more than ${this.inflightMax} keep-alives in flight`, outcome: 'failed' } });
+      }
+      const denied = this.denied(principal, leaseId as number);
+      if (denied !== undefined) {
+        return send({ id, leaseId, error: { code: 'CONCLAVE_PERMISSION_DENIED',
+          message: denied, outcome: 'failed' } });
       }
       inflight += 1;
       this.o.core.keepAlive(leaseId as number, (outcome) => {

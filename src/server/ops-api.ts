@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NodeId } from '../core/ids.js';
+import type { CoordError } from '../errors.js';
 import type { ConsistentCore } from '../runtime/core/consistent-core.js';
 import { BackupStreams } from './backup-stream.js';
 import { healthOf } from './health.js';
@@ -19,6 +20,11 @@ export interface OpsApiOptions extends MembershipApiOptions {
   /** This member's cluster id (from its data dir), written into backups. */
   readonly clusterId: string;
   readonly clientUrlOf: (id: NodeId) => string | undefined;
+  /**
+   * While auth is on, why this request may not use the operator's routes (they need the role
+   * root: a backup holds every password hash); undefined when it may. `/health` is open.
+   */
+  readonly rootRefusal?: (req: IncomingMessage) => CoordError | undefined;
 }
 
 /** A route table: true when the request was one of these routes (and is answered). */
@@ -30,6 +36,14 @@ export function createOpsRoutes(options: OpsApiOptions): OpsRoutes {
   const backups = new BackupStreams(options, sendJson);
   const membership = new MembershipApi(options, sendJson);
   return (req, res) => {
+    const ours = req.url !== undefined && (MEMBERSHIP_PATHS.has(req.url)
+      || req.url === '/v1/snapshot');
+    const refusal = ours ? options.rootRefusal?.(req) : undefined;
+    if (refusal !== undefined) {
+      sendJson(res, refusal.code === 'CONCLAVE_PERMISSION_DENIED' ? 403 : 401,
+        { error: { code: refusal.code, message: refusal.message, outcome: 'failed' } });
+      return true;
+    }
     if (req.url !== undefined && MEMBERSHIP_PATHS.has(req.url)) {
       membership.serve(req, res, req.url);
       return true;

@@ -104,6 +104,13 @@ export interface ServerConfig {
   readonly clusterId?: string | undefined;
   /** What clients may use of this member (client-limits.ts). Default: CLIENT_LIMITS_DEFAULTS. */
   readonly limits?: ClientLimits;
+  /**
+   * How long a token from `auth-authenticate` is good for (`--auth-token-ttl`, etcd's, in
+   * seconds). Unit: ms. Default: 300 000 (5 minutes, etcd's). Why: a token cannot be revoked
+   * before it expires except by a password change (auth-gate.ts); clients renew it by logging
+   * in again, one scrypt per client per TTL.
+   */
+  readonly authTokenTtlMs?: number;
 }
 
 /** PEM files: a certificate, its private key, and the CA that verifies the other side. */

@@ -42,6 +42,7 @@ import {
 import { createHttpApi, GET_PATHS, POST_PATHS } from './http-api.js';
 import { ClientStreamHub } from './client-stream.js';
 import { LeaseStreamHub } from './lease-stream.js';
+import { AUTH_TOKEN_TTL_MS_DEFAULT, AuthGate, rootRefusal } from './auth-gate.js';
 import { openMemberData } from './member-data.js';
 import { createOpsRoutes } from './ops-api.js';
 import { ServerMetrics } from './metrics.js';
@@ -269,8 +270,10 @@ export async function startServer(config: ServerConfig, logger: Logger,
   const keepAlives = timedKeepAlives(servedKeepAlives(core, feed, clock), clock, metrics);
   // One judge of "no leader" for every path (request-verdicts.ts).
   const leaderless = leaderlessAnswer(core, 2 * config.electionTimeoutMs);
+  const auth = new AuthGate(() => core.store.auth, () => clock.wallMs(),
+    config.authTokenTtlMs ?? AUTH_TOKEN_TTL_MS_DEFAULT);
   leaseStreams = new LeaseStreamHub({ core: keepAlives, clientUrlOf, leaderless,
-    logger: logger.child({ component: 'lease-stream' }) });
+    logger: logger.child({ component: 'lease-stream' }), auth: { gate: auth, store: core.store } });
   const hub = watches;
   const requestTimeoutMs = 4 * config.electionTimeoutMs;
   const status = (): unknown => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms,
@@ -278,10 +281,11 @@ export async function startServer(config: ServerConfig, logger: Logger,
     dataSizeBytes: directorySizeBytes(data.directory) });
   const clientStreams = new ClientStreamHub({ watches: hub, guard, limits,
     logger: logger.child({ component: 'client-stream' }),
-    calls: { core, quota, clientUrlOf, status, requestTimeoutMs, leaderless,
+    calls: { core, quota, clientUrlOf, status, requestTimeoutMs, leaderless, auth,
       keepAlive: (leaseId, done) => keepAlives.keepAlive(leaseId, done) } });
   const api = createHttpApi({
     core, watches: hub, guard, quota, limits, clientUrlOf, logger, requestTimeoutMs, leaderless,
+    auth,
     metrics: () => metrics.render(core.status(), {
       ...gaugesOf(core, hub, guard, quota, limits), leases: core.store.leaseCount,
       lease_streams: leaseStreams?.size ?? 0 },
@@ -296,7 +300,8 @@ export async function startServer(config: ServerConfig, logger: Logger,
         return transport.peerAddress(id);
       },
       setPeerAddress: (id, address) => transport.setPeerAddress(id, address),
-      selfPeerAddress: config.peerAddress }),
+      selfPeerAddress: config.peerAddress,
+      rootRefusal: (req) => rootRefusal(auth, core.store.auth, req.headers.authorization) }),
   });
   const extra = hooks.addOn?.({ core, feed, config, logger,
     clientUrls: clientUrlsOf(config, clientUrlOf),

@@ -86,6 +86,8 @@ export function serverCommand(io: CliIo): Command {
       + 'stop, must end this member', false)
     .option('--insecure', 'allow non-loopback listeners without TLS, peers without any ' +
       'authentication, and a data dir more open than 0700 (docs/security.md)', false)
+    .option('--auth-token-ttl <seconds>', 'how long an auth token is good for (etcd\'s flag; '
+      + 'docs/security.md)', integerIn(10, 86_400), 300)
     .option('--snapshot-count <entries>', 'snapshot the store every this many applied entries '
       + 'and drop the log before it (etcd\'s flag; 0: never; docs/operations.md)',
     integerIn(0, 100_000_000), SERVER_DEFAULTS.snapshotCount)
@@ -187,6 +189,7 @@ function serverConfigFrom(opts: Record<string, unknown>): ServerConfig {
     clientTls: tlsFiles(problems, '--client', opts['clientCert'], opts['clientKey'],
       opts['clientCa'], false),
     snapshotCount: opts['snapshotCount'] as number,
+    authTokenTtlMs: (opts['authTokenTtl'] as number) * 1000,
     snapshotCatchUpEntries: opts['snapshotCatchupEntries'] as number,
     autoCompaction: { ...SERVER_DEFAULTS.autoCompaction,
       mode: opts['autoCompactionMode'] as 'periodic' | 'revision',

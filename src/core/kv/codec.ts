@@ -15,6 +15,7 @@
  * wrote would make replicas disagree on what the command means.
  */
 import { assertNever } from '../assert.js';
+import { isPasswordHash, isPermission, type KvAuthOp, type KvPasswordHash } from './auth.js';
 import type { KvStoreConfig } from './config.js';
 import type {
   KvClientCommand, KvCommand, KvCompare, KvCompareResult, KvLeaseExpiry, KvLeaseRemaining,
@@ -128,6 +129,7 @@ function canonicalClientCommand(command: KvClientCommand): KvClientCommand {
     ...(command.clientId !== undefined && { clientId: command.clientId }),
     ...(command.sequence !== undefined && { sequence: command.sequence }),
     nowMs: command.nowMs,
+    ...(command.principal !== undefined && { principal: command.principal }),
   };
   switch (command.kind) {
     case 'put':
@@ -147,8 +149,37 @@ function canonicalClientCommand(command: KvClientCommand): KvClientCommand {
       return { kind: 'lease-grant', ...stamp, ttlMs: command.ttlMs };
     case 'lease-revoke':
       return { kind: 'lease-revoke', ...stamp, leaseId: command.leaseId };
+    case 'auth':
+      return { kind: 'auth', ...stamp, ...canonicalAuthOp(command) };
     default:
       return assertNever(command, 'kv command');
+  }
+}
+
+function canonicalAuthOp(op: KvAuthOp): KvAuthOp {
+  const hash = (h: KvPasswordHash): KvPasswordHash => ({ salt: h.salt, hash: h.hash, N: h.N,
+    r: h.r, p: h.p });
+  switch (op.op) {
+    case 'enable': return { op: op.op, tokenKey: op.tokenKey };
+    case 'disable': return { op: op.op };
+    case 'user-add':
+    case 'user-passwd':
+      return { op: op.op, user: op.user, password: hash(op.password) };
+    case 'user-delete': return { op: op.op, user: op.user };
+    case 'user-grant-role':
+    case 'user-revoke-role':
+      return { op: op.op, user: op.user, role: op.role };
+    case 'role-add':
+    case 'role-delete':
+      return { op: op.op, role: op.role };
+    case 'role-grant-permission':
+      return { op: op.op, role: op.role, permission: { type: op.permission.type,
+        key: op.permission.key, ...(op.permission.prefix === true && { prefix: true }) } };
+    case 'role-revoke-permission':
+      return { op: op.op, role: op.role, key: op.key,
+        ...(op.prefix === true && { prefix: true }) };
+    default:
+      return assertNever(op, 'auth op');
   }
 }
 
@@ -231,10 +262,13 @@ function readArray(fields: Fields, name: string): readonly unknown[] {
   return value;
 }
 
-const STAMP_FIELDS = ['kind', 'clientId', 'sequence', 'nowMs'] as const;
+const STAMP_FIELDS = ['kind', 'clientId', 'sequence', 'nowMs', 'principal'] as const;
+const AUTH_FIELDS = ['op', 'tokenKey', 'user', 'role', 'password', 'permission', 'key',
+  'prefix'];
 // The field lists, built once (spreading them per decode was measurable on a follower).
 const ANY_COMMAND_FIELDS = [...STAMP_FIELDS, 'key', 'value', 'prefix', 'prevKv', 'compare',
-  'success', 'failure', 'revision', 'lease', 'ttlMs', 'leaseId', 'leases', 'leaseIds'];
+  'success', 'failure', 'revision', 'lease', 'ttlMs', 'leaseId', 'leases', 'leaseIds',
+  ...AUTH_FIELDS];
 const PUT_FIELDS = [...STAMP_FIELDS, 'key', 'value', 'prevKv', 'lease'];
 const DELETE_FIELDS = [...STAMP_FIELDS, 'key', 'prefix', 'prevKv'];
 const TXN_FIELDS = [...STAMP_FIELDS, 'compare', 'success', 'failure'];
@@ -279,6 +313,10 @@ function readCommand(value: unknown): KvCommand {
       const f = readObject(value, '', LEASE_REVOKE_FIELDS);
       return { kind, ...readStamp(f), leaseId: readNumber(f, 'leaseId', '') };
     }
+    case 'auth': {
+      const f = readObject(value, '', [...STAMP_FIELDS, ...AUTH_FIELDS]);
+      return { kind, ...readStamp(f), ...canonicalAuthOp(readAuthOp(f)) };
+    }
     default:
       return readSystemCommand(value, kind);
   }
@@ -322,11 +360,58 @@ function readExpiry(value: unknown, at: string): KvLeaseExpiry {
 }
 
 /** The stamp; `clientId` and `sequence` are optional (validation checks they come together). */
-function readStamp(f: Fields): { clientId?: string; sequence?: number; nowMs: number } {
+function readStamp(f: Fields): {
+  clientId?: string; sequence?: number; nowMs: number; principal?: string;
+} {
   const clientId = f['clientId'] === undefined ? undefined : readString(f, 'clientId', '');
   const sequence = readOptionalNumber(f, 'sequence', '');
+  const principal = f['principal'] === undefined ? undefined : readString(f, 'principal', '');
   return { ...(clientId !== undefined && { clientId }),
-    ...(sequence !== undefined && { sequence }), nowMs: readNumber(f, 'nowMs', '') };
+    ...(sequence !== undefined && { sequence }), nowMs: readNumber(f, 'nowMs', ''),
+    ...(principal !== undefined && { principal }) };
+}
+
+/** The fields each auth op takes besides `op`. */
+const AUTH_OP_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  'enable': ['tokenKey'], 'disable': [], 'user-add': ['user', 'password'],
+  'user-delete': ['user'], 'user-passwd': ['user', 'password'],
+  'user-grant-role': ['user', 'role'], 'user-revoke-role': ['user', 'role'],
+  'role-add': ['role'], 'role-delete': ['role'], 'role-grant-permission': ['role', 'permission'],
+  'role-revoke-permission': ['role', 'key', 'prefix'],
+};
+
+/** An auth op's fields (shapes only; `authOpProblems` judges them). */
+export function readAuthOp(f: Fields): KvAuthOp {
+  const op = f['op'];
+  const fields = typeof op === 'string' ? AUTH_OP_FIELDS[op] : undefined;
+  if (typeof op !== 'string' || fields === undefined) {
+    throw new ShapeError(`op: unknown auth op ${JSON.stringify(op)}`);
+  }
+  for (const name of AUTH_FIELDS) {
+    if (name !== 'op' && f[name] !== undefined && !fields.includes(name)) {
+      throw new ShapeError(`${name}: unknown field for ${op}`);
+    }
+  }
+  const out: Record<string, unknown> = { op };
+  for (const name of fields) {
+    if (name === 'prefix') {
+      const prefix = readOptionalBoolean(f, 'prefix', '');
+      if (prefix === true) out['prefix'] = true;
+    } else if (name === 'password') {
+      if (!isPasswordHash(f['password'])) {
+        throw new ShapeError('password must be { salt, hash, N, r, p }');
+      }
+      out['password'] = f['password'];
+    } else if (name === 'permission') {
+      if (!isPermission(f['permission'])) {
+        throw new ShapeError('permission must be { type: read|write|readwrite, key, prefix? }');
+      }
+      out['permission'] = f['permission'];
+    } else {
+      out[name] = readString(f, name, '');
+    }
+  }
+  return out as unknown as KvAuthOp;
 }
 
 const COMPARE_RESULTS: readonly string[] = ['equal', 'not-equal', 'greater', 'less'];

@@ -108,6 +108,12 @@ export function kvCommandDigest(command: KvClientCommand): string {
     case 'lease-revoke':
       h.count(command.leaseId);
       break;
+    case 'auth':
+      // Short, in the canonical order: hashed as JSON. Not the salted hash nor the token key:
+      // the member draws them afresh for a retry, which must still count as the same request.
+      h.text(JSON.stringify({ ...command, clientId: undefined, sequence: undefined,
+        nowMs: undefined, principal: undefined, password: undefined, tokenKey: undefined }));
+      break;
     default:
       return assertNever(command, 'kv client command');
   }

@@ -93,3 +93,11 @@ export {
 export type { KvClientRecord } from './client-table.js';
 export { utf8ByteLength } from './text.js';
 export type * from './types.js';
+export {
+  AUTH_BOUNDS, AuthTable, KV_AUTH_OPS, ROOT, authNameProblem, covers,
+  type KvAuthOp, type KvAuthOpName, type KvAuthRole, type KvAuthSnapshot, type KvAuthUser,
+  type KvPasswordHash, type KvPermission, type KvPermissionType,
+} from './auth.js';
+export {
+  commandDenial, leaseDenial, readDenial, rootDenial, type KvClientRequest, type LeaseAction,
+} from './authorize.js';

@@ -7,6 +7,8 @@
 import { assert, assertNever } from '../assert.js';
 import { formatConfigProblems } from '../config.js';
 import type { Entry } from '../raft/types.js';
+import { AuthTable } from './auth.js';
+import { commandDenial } from './authorize.js';
 import { ClientTable, trimResult, type KvClientRecord } from './client-table.js';
 import { decodeKvCommand } from './codec.js';
 import { kvCommandDigest } from './digest.js';
@@ -55,6 +57,7 @@ export class KvStore {
   private history = new EventHistory();
   private clients = new ClientTable();
   private leaseTable = new LeaseTable();
+  private authTable = new AuthTable();
   private revisionValue = KV_INITIAL_REVISION;
   private appliedIndexValue = 0;
   private logTimeMsValue = 0;
@@ -89,6 +92,7 @@ export class KvStore {
         this.config.clientResultBytesMax) }, this.config.clientsMax, this.config.clientsBytesMax);
     }
     this.leaseTable = new LeaseTable(snapshot.leases);
+    this.authTable = new AuthTable(snapshot.auth);
     for (const kv of snapshot.kvs) {
       if (kv.lease !== undefined) this.leaseTable.attach(kv.lease, kv.key);
     }
@@ -147,6 +151,11 @@ export class KvStore {
   /** Estimated memory held by the history (see `KvStoreConfig.historyBytesMax`). Unit: bytes. */
   get historySizeBytes(): number {
     return this.history.sizeBytes;
+  }
+
+  /** Users, roles and whether auth is on (read-only outside apply). */
+  get auth(): AuthTable {
+    return this.authTable;
   }
 
   get leaseCount(): number {
@@ -210,7 +219,9 @@ export class KvStore {
       return this.executeChecked(index, command, problems);
     }
     const digest = kvCommandDigest(command);
-    const check = this.clients.check(clientId, sequence, digest);
+    // A clientId is its principal's: another user's retry under the same id is a new client.
+    const recordId = scopedClientId(command.principal, clientId);
+    const check = this.clients.check(recordId, sequence, digest);
     switch (check.kind) {
       case 'retry':
         // MUTANT retryReapplied: the retry runs again (after the original, with its effects).
@@ -227,7 +238,7 @@ export class KvStore {
         return assertNever(check, 'client check');
     }
     const result = this.executeChecked(index, command, problems);
-    this.clients.save({ clientId, sequence, appliedAtMs: this.logTimeMsValue, digest,
+    this.clients.save({ clientId: recordId, sequence, appliedAtMs: this.logTimeMsValue, digest,
       result: trimResult(result, this.config.clientResultBytesMax) },
     this.config.clientsMax, this.config.clientsBytesMax);
     return result;
@@ -237,9 +248,21 @@ export class KvStore {
   private executeChecked(index: number, command: KvClientCommand,
     problems: readonly KvProblem[]): KvApplyResult {
     const result = problems.length > 0 ? kvError({ code: 'invalid', problems })
-      : this.execute(index, command);
+      : this.denied(command) ?? this.execute(index, command);
     this.history.enforceBounds(this.config.historyEventsMax, this.config.historyBytesMax);
     return result;
+  }
+
+  /**
+   * The apply-time check (authorize.ts): a command stamped with a principal while auth is on
+   * must still be allowed now. Unstamped commands were proposed with auth off (or are the
+   * member's own, as automatic compaction), and were allowed then.
+   */
+  private denied(command: KvClientCommand): KvErrorResult | undefined {
+    if (command.principal === undefined || !this.authTable.enabled) return undefined;
+    const reason = commandDenial(this.authTable, command.principal, command,
+      (id) => this.leaseTable.get(id));
+    return reason === undefined ? undefined : kvError({ code: 'permission-denied', reason });
   }
 
   /** The value of `key` now, if it exists. */
@@ -299,6 +322,7 @@ export class KvStore {
       events: this.history.toArray(),
       clients: this.clients.toArray(),
       leases: this.leaseTable.all(),
+      ...(this.authTable.empty ? {} : { auth: this.authTable.toSnapshot() }),
     };
   }
 
@@ -319,6 +343,7 @@ export class KvStore {
       events: this.history.toArray(),
       clients: this.clients.toArray(),
       leases: this.leaseTable.all(),
+      ...(this.authTable.empty ? {} : { auth: this.authTable.toSnapshot() }),
       release: () => keys.release(),
     };
   }
@@ -367,7 +392,14 @@ export class KvStore {
       case 'compact':
         return this.compact(command.revision);
       case 'lease-grant':
-        return this.grantLease(index, command.ttlMs);
+        return this.grantLease(index, command.ttlMs, command.principal);
+      case 'auth': {
+        const applied = this.authTable.apply(index, command);
+        if (applied.kind === 'refused') {
+          return kvError({ code: 'auth-refused', reason: applied.reason });
+        }
+        return { kind: 'auth', revision: this.revisionValue, op: command.op };
+      }
       case 'lease-revoke': {
         if (!this.leaseTable.has(command.leaseId)) {
           return kvError({ code: 'lease-not-found', leaseId: command.leaseId });
@@ -410,11 +442,12 @@ export class KvStore {
     }
   }
 
-  private grantLease(index: number, ttlMs: number): KvApplyResult {
+  private grantLease(index: number, ttlMs: number, owner: string | undefined): KvApplyResult {
     const { leasesMax } = this.config;
     if (this.leaseTable.size >= leasesMax) return kvError({ code: 'lease-limit', leasesMax });
     // The entry index is unique for the cluster's life, so an id is never reused.
-    this.leaseTable.add({ id: index, ttlMs, remainingMs: ttlMs, renewing: false, renewals: 0 });
+    this.leaseTable.add({ id: index, ttlMs, remainingMs: ttlMs, renewing: false, renewals: 0,
+      ...(owner !== undefined && { owner }) });
     return { kind: 'lease-grant', revision: this.revisionValue, leaseId: index, ttlMs };
   }
 
@@ -561,6 +594,14 @@ export class KvStore {
     }
     return merged;
   }
+}
+
+/**
+ * The idempotency record's key: the clientId alone with auth off, else the principal's name and
+ * the clientId joined by a NUL (a user name never holds one, auth.ts), so ids never collide.
+ */
+function scopedClientId(principal: string | undefined, clientId: string): string {
+  return principal === undefined ? clientId : `${principal}\u0000${clientId}`;
 }
 
 function holds(order: number, result: KvCompareResult): boolean {

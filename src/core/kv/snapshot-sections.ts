@@ -12,6 +12,10 @@
  *     valueBytes:varint value(UTF-8) createRevision:varint modRevision:varint version:varint
  *     lease:varint (0: none; lease ids are log indexes, never 0))
  *   kind 2 events, 3 client records, 4 leases: a UTF-8 JSON array of objects as in format 1
+ *   kind 5, last and at most once: UTF-8 JSON of the auth state (auth.ts: users with their
+ *     password hashes, roles, the token key); absent while auth was never used, so a store
+ *     without users encodes as before, and an older reader refuses a snapshot that has one
+ *     (an unknown section) rather than dropping the cluster's users unseen
  * ```
  *
  * Key-values are binary and written straight into the output (UTF-8 by `encodeInto`): no
@@ -23,6 +27,7 @@
  * in order and match the header's counts, and each item's shape is checked.
  */
 import { assert } from '../assert.js';
+import { authSnapshotProblem, type KvAuthSnapshot } from './auth.js';
 import type { KvClientRecord } from './client-table.js';
 import type { KvDecodeError } from './codec.js';
 import { eventSizeBytes } from './history.js';
@@ -51,9 +56,9 @@ const KV_OVERHEAD_BYTES = 16;
 /** 2^53: varints stop below it. */
 const SAFE_LIMIT = 2 ** 53;
 
-const SECTION_KINDS = ['header', 'kvs', 'events', 'clients', 'leases'] as const;
+const SECTION_KINDS = ['header', 'kvs', 'events', 'clients', 'leases', 'auth'] as const;
 type SectionKind = (typeof SECTION_KINDS)[number];
-type ListName = Exclude<SectionKind, 'header'>;
+type ListName = Exclude<SectionKind, 'header' | 'auth'>;
 const LIST_ORDER: readonly ListName[] = ['kvs', 'events', 'clients', 'leases'];
 
 /** The scalar part of a snapshot. */
@@ -83,6 +88,8 @@ export interface KvSnapshotSource {
   readonly events: readonly KvEvent[];
   readonly clients: readonly KvClientRecord[];
   readonly leases: readonly KvLease[];
+  /** Absent when auth was never used. */
+  readonly auth?: KvAuthSnapshot;
 }
 
 /** Estimated bytes of a key-value in a section (for sources that batch keys). */
@@ -231,6 +238,8 @@ export class KvSnapshotEncoder {
     if (this.at >= items.length) {
       this.list++;
       this.at = 0;
+      const auth = this.source.auth;
+      if (this.list === LIST_ORDER.length && auth !== undefined) this.planJson('auth', auth);
       return;
     }
     const end = this.sectionEnd(name, items);
@@ -294,11 +303,12 @@ export class KvSnapshotEncoder {
 export function listSource(header: KvSnapshotHeader, lists: {
   readonly kvs: readonly KeyValue[]; readonly events: readonly KvEvent[];
   readonly clients: readonly KvClientRecord[]; readonly leases: readonly KvLease[];
+  readonly auth?: KvAuthSnapshot;
 }): KvSnapshotSource {
   let next = 0;
   return {
     header, keyCount: lists.kvs.length, events: lists.events, clients: lists.clients,
-    leases: lists.leases,
+    leases: lists.leases, ...(lists.auth === undefined ? {} : { auth: lists.auth }),
     rewindKeys: () => {
       next = 0;
     },
@@ -323,6 +333,7 @@ export interface DecodedSections {
   readonly events: KvEvent[];
   readonly clients: KvClientRecord[];
   readonly leases: KvLease[];
+  auth?: KvAuthSnapshot;
 }
 
 const fatalDecoder = new TextDecoder('utf-8', { fatal: true });
@@ -391,6 +402,14 @@ export function decodeSections(bytes: Uint8Array): DecodedSections | KvDecodeErr
         counts = found;
         lists = { header: headerOf(header as Readonly<Record<string, number>>), kvs: [],
           events: [], clients: [], leases: [] };
+        continue;
+      }
+      if (kind === 'auth') {
+        const auth = parseJson(bytes, reader);
+        const problem = authSnapshotProblem(auth);
+        if (problem !== undefined) return failure(problem);
+        lists.auth = auth as KvAuthSnapshot;
+        kindAt = index + 1; // once
         continue;
       }
       const problem = kind === 'kvs' ? readKvs(reader, lists.kvs)

@@ -22,7 +22,8 @@ export function isKeyValue(value: unknown): value is KeyValue {
 export function isLease(value: unknown): value is KvLease {
   return isObject(value) && isCount(value['id']) && isCount(value['ttlMs'])
     && isCount(value['remainingMs']) && typeof value['renewing'] === 'boolean'
-    && isCount(value['renewals']);
+    && isCount(value['renewals'])
+    && (value['owner'] === undefined || typeof value['owner'] === 'string');
 }
 
 export function isEvent(value: unknown): value is KvEvent {
@@ -31,7 +32,7 @@ export function isEvent(value: unknown): value is KvEvent {
 }
 
 const RESULT_KINDS: readonly unknown[] = ['put', 'delete', 'txn', 'compact', 'lease-grant',
-  'lease-revoke', 'error'];
+  'lease-revoke', 'auth', 'error'];
 
 export function isClientRecord(value: unknown): value is KvClientRecord {
   // The saved result is only handed back to a retrying client, so its kind is checked, not

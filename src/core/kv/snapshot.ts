@@ -13,6 +13,7 @@
  * sorted and unique, revisions consistent, history ordered above the compact revision), so a
  * damaged snapshot is refused with a reason instead of breaking a replica later.
  */
+import type { KvAuthSnapshot } from './auth.js';
 import type { KvClientRecord } from './client-table.js';
 import type { KvDecodeError } from './codec.js';
 import {
@@ -49,6 +50,8 @@ export interface KvSnapshot {
   readonly clients: readonly KvClientRecord[];
   /** Leases in id order. */
   readonly leases: readonly KvLease[];
+  /** Users, roles, the auth switch (auth.ts); absent while auth was never used. */
+  readonly auth?: KvAuthSnapshot;
 }
 
 const fatalDecoder = new TextDecoder('utf-8', { fatal: true });
@@ -56,6 +59,7 @@ const fatalDecoder = new TextDecoder('utf-8', { fatal: true });
 /** The snapshot's bytes (format 2) at once. Large stores: `KvSnapshotEncoder`, in steps. */
 export function encodeKvSnapshot(snapshot: KvSnapshot): Uint8Array {
   const { format, appliedIndex, revision, compactRevision, logTimeMs } = snapshot;
+  // listSource takes the lists (and the auth state, when present) from the snapshot itself.
   return new KvSnapshotEncoder(listSource({ format, appliedIndex, revision, compactRevision,
     logTimeMs }, snapshot)).finish();
 }
@@ -73,8 +77,8 @@ export function decodeKvSnapshot(bytes: Uint8Array): KvSnapshot | KvDecodeError 
 function decodeSectioned(bytes: Uint8Array): KvSnapshot | KvDecodeError {
   const sections = decodeSections(bytes);
   if ('kind' in sections) return sections;
-  const { header, kvs, events, clients, leases } = sections;
-  return { ...header, kvs, events, clients, leases };
+  const { header, kvs, events, clients, leases, auth } = sections;
+  return { ...header, kvs, events, clients, leases, ...(auth === undefined ? {} : { auth }) };
 }
 
 function decodeJson(bytes: Uint8Array): KvSnapshot | KvDecodeError {

@@ -7,6 +7,7 @@
  * Keys and values are strings (well-formed UTF-16, limited by their UTF-8 length). Keys are
  * ordered by JavaScript string comparison (UTF-16 code units), the same on every replica.
  */
+import type { KvAuthOp } from './auth.js';
 
 /** One key's current (or historical) state, as etcd's mvccpb.KeyValue. */
 export interface KeyValue {
@@ -119,6 +120,12 @@ export interface KvClientStamp {
   readonly sequence?: number;
   /** The leader's time when it proposed the command. Unit: ms since the epoch. */
   readonly nowMs: number;
+  /**
+   * The authenticated user the command is sent for, stamped by the server when auth is on
+   * (never taken from a client). It scopes `clientId` (two users' ids never meet), owns the
+   * leases it grants, and is checked again on apply (auth.ts). Absent: auth was off.
+   */
+  readonly principal?: string;
 }
 
 export interface KvPutCommand extends KvClientStamp, Omit<KvPutOp, 'kind'> {
@@ -159,10 +166,13 @@ export interface KvLeaseRevokeCommand extends KvClientStamp {
   readonly leaseId: number;
 }
 
+/** Users, roles and the auth switch (auth.ts). Root only while auth is enabled. */
+export type KvAuthCommand = KvClientStamp & { readonly kind: 'auth' } & KvAuthOp;
+
 /** The commands a client may send (through the server, which stamps `nowMs`). */
 export type KvClientCommand =
   | KvPutCommand | KvDeleteCommand | KvTxnCommand | KvCompactCommand
-  | KvLeaseGrantCommand | KvLeaseRevokeCommand;
+  | KvLeaseGrantCommand | KvLeaseRevokeCommand | KvAuthCommand;
 
 /** What the leader's lease tracker proposes; not accepted from clients. */
 export interface KvLeaseSystemStamp {
@@ -239,6 +249,8 @@ export interface KvLease {
   readonly renewing: boolean;
   /** How many `lease-renew` entries covered this lease (guards expiry; see `lease-expire`). */
   readonly renewals: number;
+  /** The principal that granted it (auth on); absent when granted with auth off. */
+  readonly owner?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -393,7 +405,11 @@ export type KvError =
   /** The lease does not exist: never granted, revoked, or expired. */
   | { readonly code: 'lease-not-found'; readonly leaseId: number }
   /** The store already holds `leasesMax` leases. */
-  | { readonly code: 'lease-limit'; readonly leasesMax: number };
+  | { readonly code: 'lease-limit'; readonly leasesMax: number }
+  /** The principal may not do this (auth.ts). Nothing applied. */
+  | { readonly code: 'permission-denied'; readonly reason: string }
+  /** An auth command that does not fit the auth state (a user that exists, ...). */
+  | { readonly code: 'auth-refused'; readonly reason: string };
 
 export type KvErrorCode = KvError['code'];
 
@@ -402,8 +418,14 @@ export interface KvErrorResult {
   readonly error: KvError;
 }
 
+export interface KvAuthResult {
+  readonly kind: 'auth';
+  readonly revision: number;
+  readonly op: KvAuthOp['op'];
+}
+
 /** What `apply` returns for a log entry. */
 export type KvApplyResult =
   | KvPutResult | KvDeleteResult | KvTxnResult | KvCompactResult | KvLeaseGrantResult
   | KvLeaseRevokeResult | KvLeaseCheckpointResult | KvLeaseRenewResult | KvLeaseExpireResult
-  | KvErrorResult;
+  | KvAuthResult | KvErrorResult;

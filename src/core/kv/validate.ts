@@ -5,6 +5,7 @@
  * server with other limits). Every violated rule is reported at once.
  */
 import { assertNever } from '../assert.js';
+import { authNameProblem, authOpProblems } from './auth.js';
 import type { KvStoreConfig } from './config.js';
 import { isWellFormed, utf8ByteLengthExceeds } from './text.js';
 import type {
@@ -50,6 +51,13 @@ export function validateKvCommand(command: KvCommand, config: KvStoreConfig): re
       break;
     case 'lease-revoke':
       checkInteger(problems, 'leaseId', command.leaseId, 1);
+      break;
+    case 'auth':
+      problems.push(...authOpProblems(command, (field, key, prefix) => {
+        const found: Problems = [];
+        checkKey(found, field, key, prefix, config);
+        return found;
+      }));
       break;
     default:
       return assertNever(command, 'kv command');
@@ -125,6 +133,10 @@ export function validateKvWatchRequest(
 function checkStamp(problems: Problems, stamp: KvClientStamp, config: KvStoreConfig): void {
   checkIdempotencyKey(problems, stamp, config);
   checkInteger(problems, 'nowMs', stamp.nowMs, 0);
+  if (stamp.principal !== undefined) {
+    const problem = authNameProblem(stamp.principal);
+    if (problem !== undefined) problems.push({ field: 'principal', rule: problem });
+  }
 }
 
 function checkIdempotencyKey(problems: Problems, stamp: KvClientStamp,

@@ -398,6 +398,10 @@ function storeError(error: KvError): CoordError {
     case 'lease-limit':
       return new CoordError('CONCLAVE_REQUEST_INVALID', 'the cluster already holds its maximum '
         + `of ${error.leasesMax} leases (leasesMax); revoke some first`);
+    case 'permission-denied':
+      return new CoordError('CONCLAVE_PERMISSION_DENIED', error.reason);
+    case 'auth-refused':
+      return new CoordError('CONCLAVE_REQUEST_INVALID', error.reason);
     default:
       return assertNever(error, 'store error');
   }
