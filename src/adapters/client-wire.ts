@@ -41,7 +41,15 @@ export function httpShape(request: ClientRequest): HttpRequestShape {
       return { method: 'GET', path: '/v1/lease/list' };
     case 'status':
       return { method: 'GET', path: '/v1/status' };
+    case 'auth':
+      return { method: 'POST', path: authPath(request.call), body: request.body };
   }
+}
+
+/** The HTTP path of an auth call (as src/server/auth-calls.ts serves them). */
+function authPath(call: string): string {
+  const [group, ...rest] = call.split('-');
+  return group === 'auth' ? `/v1/auth/${rest.join('-')}` : `/v1/auth/${group}/${rest.join('-')}`;
 }
 
 /** Every code the client recognizes in an error body; others become CONCLAVE_PROTOCOL. */

@@ -18,7 +18,7 @@ import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type {
   CallOptions, ClientAnswer, ClientEndpoint, ClientRequest, ClientTransport, LeaseStreamOpening,
-  LostAnswer, WatchOpening, WatchRequest,
+  LostAnswer, TokenSource, WatchOpening, WatchRequest,
 } from '../ports/client-transport.js';
 import { CoordError } from '../errors.js';
 import { classifyHttpAnswer, errorAnswer, httpShape } from './client-wire.js';
@@ -61,6 +61,8 @@ export interface HttpClientTransportOptions {
    * Unit: messages. Default: 4096.
    */
   readonly keepAlivesInflightMax?: number;
+  /** The bearer token of each request (`Authorization`), while auth is on. Default: none. */
+  readonly credentials?: TokenSource;
 }
 
 /**
@@ -69,6 +71,12 @@ export interface HttpClientTransportOptions {
  * the member is closing, which would fail a request that may have been sent.
  */
 const FREE_SOCKET_MS_MAX = 4000;
+
+/** `Authorization: Bearer TOKEN` when there is a token. */
+export function bearerHeader(credentials: TokenSource | undefined): Record<string, string> {
+  const token = credentials?.token();
+  return token === undefined ? {} : { authorization: `Bearer ${token}` };
+}
 
 export class HttpClientTransport implements ClientTransport {
   private readonly httpAgent: HttpAgent;
@@ -140,6 +148,7 @@ export class HttpClientTransport implements ClientTransport {
     const opening = await openWsLeaseStream(endpoint, {
       tls: tlsOptions(this.options.tls),
       inflightMax: this.options.keepAlivesInflightMax ?? 4096,
+      headers: bearerHeader(this.options.credentials),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
     if (opening.kind === 'open') {
@@ -191,6 +200,7 @@ export class HttpClientTransport implements ClientTransport {
         'content-length': Buffer.byteLength(payload) }),
       ...(deadlineMs === undefined ? {}
         : { [REQUEST_TIMEOUT_HEADER]: formatRequestTimeout(serverDeadlineMs(deadlineMs)) }),
+      ...bearerHeader(this.options.credentials),
     } });
     let sent = false;
     let settled = false;

@@ -11,7 +11,7 @@
  */
 import type {
   CallOptions, ClientAnswer, ClientEndpoint, ClientRequest, ClientTransport, KeepAliveAnswer,
-  LeaseStream, LeaseStreamOpening, LostAnswer, RefusedAnswer, StreamEnd, WatchFrame,
+  LeaseStream, LeaseStreamOpening, LostAnswer, RefusedAnswer, StreamEnd, TokenSource, WatchFrame,
   WatchOpening, WatchRequest, WatchStream,
 } from '../ports/client-transport.js';
 import { CoordError } from '../errors.js';
@@ -44,6 +44,8 @@ export interface StreamClientTransportOptions {
   readonly watchBytesBufferedMax?: number;
   /** Keep-alives waiting for an answer at once. Unit: messages. Default: 4096. */
   readonly keepAlivesInflightMax?: number;
+  /** The bearer token (hello, then an `auth` frame when it changes). Default: none. */
+  readonly credentials?: TokenSource;
 }
 
 export class StreamClientTransport implements ClientTransport {
@@ -57,7 +59,8 @@ export class StreamClientTransport implements ClientTransport {
     Promise<ClientAnswer> {
     const connection = await this.connection(endpoint, options.signal);
     if (!('request' in connection)) return connection;
-    const { kind, ...body } = request;
+    const [kind, body] = request.kind === 'auth' ? [request.call, request.body]
+      : frameOf(request);
     return new Promise((resolve) => {
       const { signal } = options;
       const settle = (answer: ClientAnswer): void => {
@@ -183,6 +186,8 @@ export class StreamClientTransport implements ClientTransport {
     const opening = await openStreamConnection(endpoint, {
       tls: tlsOptions(this.options.tls),
       messageBytesMax: this.options.messageBytesMax ?? 256 * 1024 * 1024,
+      ...(this.options.credentials === undefined ? {}
+        : { credentials: this.options.credentials }),
     });
     if (opening.kind === 'open') {
       const connection = opening.connection;
@@ -199,6 +204,12 @@ export class StreamClientTransport implements ClientTransport {
     }
     return opening;
   }
+}
+
+/** A request's op and body on the stream. */
+function frameOf(request: ClientRequest): [string, Readonly<Record<string, unknown>>] {
+  const { kind, ...body } = request;
+  return [kind, body];
 }
 
 const IGNORED = { frame: (): void => undefined, lost: (): void => undefined };

@@ -11,7 +11,9 @@
  */
 import { Packr, Unpackr } from 'msgpackr';
 import WebSocket from 'ws';
-import type { ClientEndpoint, LostAnswer, RefusedAnswer } from '../ports/client-transport.js';
+import type {
+  ClientEndpoint, LostAnswer, RefusedAnswer, TokenSource,
+} from '../ports/client-transport.js';
 import { CoordError } from '../errors.js';
 import { errorAnswer } from './client-wire.js';
 
@@ -39,6 +41,8 @@ export interface StreamConnectionOptions {
   readonly tls: Readonly<Record<string, unknown>>;
   /** Largest message read from the member. Unit: bytes. */
   readonly messageBytesMax: number;
+  /** The bearer token: sent in the hello, and again (an `auth` frame) whenever it changes. */
+  readonly credentials?: TokenSource;
 }
 
 interface Outgoing {
@@ -93,7 +97,7 @@ export function openStreamConnection(endpoint: ClientEndpoint,
     ws.on('error', (error) => settle(lost(endpoint, error.message, error)));
     ws.on('close', () => settle(lost(endpoint, 'the stream closed during its hello')));
     ws.on('open', () => {
-      const connection = new StreamConnection(ws, endpoint);
+      const connection = new StreamConnection(ws, endpoint, options.credentials);
       connection.hello().then((answer) => {
         if (answer === undefined) return settle({ kind: 'open', connection });
         ws.terminate();
@@ -115,7 +119,11 @@ export class StreamConnection {
   private bounds: MemberBounds = { requestsInflightMax: 64, inflightBytesMax: 1024 * 1024,
     messageBytesMax: 1024 * 1024 };
 
-  constructor(private readonly ws: WebSocket, readonly endpoint: ClientEndpoint) {
+  /** The token the member holds for this connection (the hello's, or the last auth frame's). */
+  private sentToken: string | undefined;
+
+  constructor(private readonly ws: WebSocket, readonly endpoint: ClientEndpoint,
+    private readonly credentials?: TokenSource) {
     ws.on('message', (data, isBinary) => this.onMessage(data as Buffer, isBinary));
     ws.on('close', (code, reason) => this.ended(`the stream closed (${code}`
       + `${reason.length > 0 ? `: ${reason.toString().slice(0, 200)}` : ''})`));
@@ -140,7 +148,9 @@ export class StreamConnection {
         },
         lost: (_sent, detail) => resolve(lost(this.endpoint, detail)),
       });
-      this.ws.send(packr.pack({ id: 0, op: 'hello', body: { version: STREAM_VERSION } }));
+      this.sentToken = this.credentials?.token();
+      this.ws.send(packr.pack({ id: 0, op: 'hello', body: { version: STREAM_VERSION,
+        ...(this.sentToken === undefined ? {} : { token: this.sentToken }) } }));
     });
   }
 
@@ -155,11 +165,26 @@ export class StreamConnection {
       listener.lost(false, this.closedDetail);
       return id;
     }
+    this.renewToken();
     this.listeners.set(id, listener);
     const frame = timeoutMs === undefined ? { id, op, body } : { id, op, body, timeoutMs };
     this.waiting.push({ id, bytes: packr.pack(frame), sent: false });
     this.schedule();
     return id;
+  }
+
+  /**
+   * Queues an `auth` frame ahead of the next request when the token changed (a renewal): the
+   * member reads frames in order, so the request after it carries the new token.
+   */
+  private renewToken(): void {
+    const token = this.credentials?.token();
+    if (token === undefined || token === this.sentToken) return;
+    this.sentToken = token;
+    const id = this.nextId++;
+    this.listeners.set(id, { frame: () => undefined, lost: () => undefined });
+    this.waiting.push({ id, bytes: packr.pack({ id, op: 'auth', body: { token } }),
+      sent: false });
   }
 
   /** Stops listening on `id` (aborted, or its watch closed): later frames are dropped. */

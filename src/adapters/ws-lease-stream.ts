@@ -23,6 +23,8 @@ export interface WsLeaseStreamOptions {
   /** Keep-alives waiting for an answer at once; more are refused at once. Unit: messages. */
   readonly inflightMax: number;
   readonly signal?: AbortSignal;
+  /** Extra upgrade headers (the bearer token). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export type WsLeaseStreamOpening =
@@ -46,7 +48,8 @@ export function openWsLeaseStream(endpoint: ClientEndpoint, options: WsLeaseStre
     };
     let ws: WebSocket;
     try {
-      ws = new WebSocket(url, { ...options.tls, maxPayload: MESSAGE_BYTES_MAX });
+      ws = new WebSocket(url, { ...options.tls, maxPayload: MESSAGE_BYTES_MAX,
+        ...(options.headers === undefined ? {} : { headers: { ...options.headers } }) });
     } catch (error) {
       return settle(lost(endpoint, false, error instanceof Error ? error.message : String(error)));
     }

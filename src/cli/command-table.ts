@@ -52,6 +52,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async (io) => (await import('./commands/endpoint.js')).endpointCommand(io) },
   { name: 'snapshot', summary: 'save a backup of the store, check one, or restore one into a new '
     + 'cluster', load: async (io) => (await import('./commands/snapshot.js')).snapshotCommand(io) },
+  { name: 'auth', summary: 'turn authentication on or off, or show its status',
+    load: async (io) => (await import('./commands/auth.js')).authCommand(io) },
+  { name: 'user', summary: 'add, delete, list and inspect users; passwords and roles',
+    load: async (io) => (await import('./commands/auth.js')).userCommand(io) },
+  { name: 'role', summary: 'add, delete, list and inspect roles; grant and revoke permissions',
+    load: async (io) => (await import('./commands/auth.js')).roleCommand(io) },
   { name: 'certs', summary: 'make a cluster CA and member/client certificates (with openssl)',
     load: async (io) => (await import('./commands/certs.js')).certsCommand(io) },
   { name: 'replay', summary: 'open a recorded simulation (conclave sim --record FILE) in the '

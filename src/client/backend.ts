@@ -21,7 +21,9 @@ export type EtcdConnectOptions = ConnectOptions & {
   readonly auth?: EtcdAuthOptions;
 };
 
-export type BackendConnectOptions = (ConnectOptions & { readonly backend?: 'conclave' })
+export type BackendConnectOptions = (ConnectOptions & { readonly backend?: 'conclave';
+  /** Log in as this user (auth on: docs/security.md); the same shape as etcd's option. */
+  readonly auth?: EtcdAuthOptions; })
   | EtcdConnectOptions;
 
 /** The client options without the backend's own (validated by validateClientConfig). */
@@ -31,9 +33,9 @@ export function clientOptionsOf(options: BackendConnectOptions): ConnectOptions 
   return rest;
 }
 
-/** The etcd auth given, checked (a typed error names what is wrong). */
+/** The auth given (either backend), checked (a typed error names what is wrong). */
 export function etcdAuthOf(options: BackendConnectOptions): EtcdAuthOptions | undefined {
-  if (options.backend !== 'etcd' || options.auth === undefined) return undefined;
+  if (options.auth === undefined) return undefined;
   const { user, password } = options.auth as Partial<EtcdAuthOptions>;
   if (typeof user !== 'string' || user === '' || typeof password !== 'string') {
     return { user: '', password: '' }; // refused by connect() with CONCLAVE_CONFIG_INVALID

@@ -63,6 +63,7 @@ export class ConclaveClient implements Client {
   private readonly lanes: WriteLanes;
   private readonly watches = new Set<Watch>();
   private readonly recipes: RecipeComponents;
+  private readonly caller: Caller;
 
   /**
    * Use `connect()` for a cluster over HTTP. This constructor takes the ports directly (the
@@ -79,6 +80,7 @@ export class ConclaveClient implements Client {
       router: new EndpointRouter(config.endpoints), closing: this.closing.signal };
     this.lanes = new WriteLanes(this.clientId, config.writesInflightMax);
     const caller = new Caller(this.context);
+    this.caller = caller;
     this.kv = new KvClient(caller, this.lanes);
     this.leases = new LeaseClient({ context: this.context, caller, lanes: this.lanes,
       stream: new LeaseStreamClient(this.context), onLease: components.onLease });
@@ -160,6 +162,18 @@ export class ConclaveClient implements Client {
     return withLock(this.recipes, name, this.clientId, fn, options);
   }
 
+  /**
+   * An authentication call (docs/api.md, "Authentication"): `auth-enable`, `user-add`
+   * (`{ name, password }`), `role-grant-permission` (`{ name, type, key, prefix? }`), ...
+   * Changes go to the leader; listings are answered by any member. Resolves with the answer's
+   * body; rejects with a CoordError (CONCLAVE_PERMISSION_DENIED without the role root).
+   */
+  authCall(call: string, body: Readonly<Record<string, unknown>> = {},
+    options: SignalOptions = {}): Promise<unknown> {
+    return this.caller.call({ kind: 'auth', call, body },
+      { leaderOnly: !AUTH_READS.has(call), signal: options.signal });
+  }
+
   /** The cluster's view, asked of every endpoint at once (see ClusterStatus). */
   async status(options: SignalOptions = {}): Promise<ClusterStatus> {
     if (this.closing.signal.aborted) throw closedError();
@@ -185,6 +199,10 @@ export class ConclaveClient implements Client {
     this.components.transport.close();
   }
 }
+
+/** Auth calls any member answers from its own store. */
+const AUTH_READS: ReadonlySet<string> = new Set(['auth-authenticate', 'auth-status',
+  'user-get', 'user-list', 'role-get', 'role-list']);
 
 /** `c-` and 128 random bits as a UUID-shaped hex string (from the client's Random). */
 function randomClientId(random: Random): string {

@@ -10,7 +10,9 @@ import { HttpClientTransport } from '../adapters/http-client-transport.js';
 import { StreamClientTransport } from '../adapters/stream-client-transport.js';
 import { SystemClock } from '../adapters/system-clock.js';
 import { SystemRandom } from '../adapters/system-random.js';
-import type { ClientTransport } from '../ports/client-transport.js';
+import type { ClientTransport, TokenSource } from '../ports/client-transport.js';
+import type { Clock } from '../ports/clock.js';
+import { AuthenticatingTransport, AuthSession, type ClientAuthOptions } from './auth.js';
 import type { Timer } from '../ports/timer.js';
 import { ConfigInvalidError } from '../errors.js';
 import { clientOptionsOf, etcdAuthOf, etcdTls, type BackendConnectOptions } from './backend.js';
@@ -58,8 +60,18 @@ export function connect(options: BackendConnectOptions & TransportOption,
     random: components.random ?? new SystemRandom(),
     transport: components.transport ?? (options.backend === 'etcd'
       ? new EtcdClientTransport({ ...etcdTls(config), ...(auth === undefined ? {} : { auth }) })
-      : transportOf(kind, config)),
+      : authenticated(kind, config, auth, clock)),
   });
+}
+
+/** The transport, logging in first when `auth` is given (src/client/auth.ts). */
+function authenticated(kind: 'stream' | 'http', config: ClientConfig,
+  auth: ClientAuthOptions | undefined, clock: Clock): ClientTransport {
+  if (auth === undefined) return transportOf(kind, config);
+  let session: AuthSession | undefined;
+  const inner = transportOf(kind, config, { token: () => session?.token() });
+  session = new AuthSession(inner, auth, clock);
+  return new AuthenticatingTransport(inner, session);
 }
 
 export interface TransportOption {
@@ -71,8 +83,10 @@ export interface TransportOption {
   readonly transport?: 'stream' | 'http' | undefined;
 }
 
-function transportOf(kind: 'stream' | 'http', config: ClientConfig): ClientTransport {
-  const tls = config.tls === undefined ? {} : { tls: config.tls };
+function transportOf(kind: 'stream' | 'http', config: ClientConfig, credentials?: TokenSource)
+  : ClientTransport {
+  const tls = { ...(config.tls === undefined ? {} : { tls: config.tls }),
+    ...(credentials === undefined ? {} : { credentials }) };
   if (kind === 'stream') return new StreamClientTransport(tls);
   return new HttpClientTransport({ ...tls, socketsPerEndpointMax: 2 * config.writesInflightMax });
 }

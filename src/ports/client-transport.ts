@@ -57,7 +57,21 @@ export type ClientRequest =
   | { readonly kind: 'lease-keepalive'; readonly leaseId: number }
   | { readonly kind: 'lease-ttl'; readonly leaseId: number; readonly keys?: boolean }
   | { readonly kind: 'lease-list' }
-  | { readonly kind: 'status' };
+  | { readonly kind: 'status' }
+  /**
+   * An authentication call (docs/api.md, "Authentication"): `call` is its name
+   * (`auth-authenticate`, `user-add`, `role-grant-permission`, ...), `body` its fields.
+   */
+  | { readonly kind: 'auth'; readonly call: string;
+    readonly body: Readonly<Record<string, unknown>> };
+
+/**
+ * Where a transport takes the bearer token each request carries (src/client/auth.ts keeps it
+ * fresh). Undefined: no token (auth off, or not logged in yet).
+ */
+export interface TokenSource {
+  token(): string | undefined;
+}
 
 /** How a call or an opening ended without an answer. */
 export interface LostAnswer {

@@ -57,6 +57,10 @@ export async function etcdRequest(request: ClientRequest, c: EtcdRequestContext)
       return list(c);
     case 'status':
       return status(c);
+    case 'auth':
+      // etcd's users and roles are managed with etcdctl (docs/backends.md).
+      throw new CoordError('CONCLAVE_USAGE', `${request.call}: manage etcd's users and roles `
+        + 'with etcdctl; the etcd backend takes auth: { user, password } to log in');
   }
 }
 

@@ -4,7 +4,9 @@
  * failure into one clear line and an exit code (2: usage, 1: the cluster could not do it)
  * instead of a stack trace. The TLS flags are etcdctl's: `--cacert`, `--cert`, `--key`. Each
  * flag may come from the environment instead: $CONCLAVE_ENDPOINTS, $CONCLAVE_CACERT,
- * $CONCLAVE_CERT, $CONCLAVE_KEY, $CONCLAVE_TIMEOUT_MS, $CONCLAVE_DEADLINE_MS.
+ * $CONCLAVE_CERT, $CONCLAVE_KEY, $CONCLAVE_TIMEOUT_MS, $CONCLAVE_DEADLINE_MS, $CONCLAVE_USER,
+ * $CONCLAVE_PASSWORD. Authentication is etcdctl's too: `--user NAME[:PASSWORD]` and
+ * `--password` (docs/security.md, "Authentication").
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -36,6 +38,9 @@ export interface ClientFlags {
   readonly cacert?: string;
   readonly cert?: string;
   readonly key?: string;
+  /** `NAME` or `NAME:PASSWORD` (etcdctl's --user). */
+  readonly user?: string;
+  readonly password?: string;
 }
 
 /**
@@ -45,6 +50,7 @@ export interface ClientFlags {
 export const CLIENT_FLAG_ENV = {
   cacert: 'CONCLAVE_CACERT', cert: 'CONCLAVE_CERT', key: 'CONCLAVE_KEY',
   timeoutMs: 'CONCLAVE_TIMEOUT_MS', deadlineMs: 'CONCLAVE_DEADLINE_MS',
+  user: 'CONCLAVE_USER', password: 'CONCLAVE_PASSWORD',
 } as const;
 
 /** Adds --endpoints, --cacert, --cert, --key, --json, --timeout-ms and --deadline-ms. */
@@ -59,6 +65,10 @@ export function addClientOptions(command: Command): Command {
       + 'that require one; turns TLS on; needs --key').env(CLIENT_FLAG_ENV.cert))
     .addOption(new Option('--key <file>', 'the private key (PEM) of --cert')
       .env(CLIENT_FLAG_ENV.key))
+    .addOption(new Option('--user <name[:password]>', 'log in as this user (auth on; '
+      + 'docs/security.md)').env(CLIENT_FLAG_ENV.user))
+    .addOption(new Option('--password <password>', 'the password of --user, when it is not '
+      + 'given as NAME:PASSWORD').env(CLIENT_FLAG_ENV.password))
     .option('--json', 'machine-readable output (one JSON object per line)', false)
     .addOption(new Option('--timeout-ms <ms>', 'longest wait for one request ' +
       `(default: ${CLI_REQUEST_TIMEOUT_MS})`).argParser(integerIn(1, 3_600_000))
@@ -117,12 +127,32 @@ export function tlsFromFlags(flags: ClientFlags): ClientTlsOptions | undefined {
   return { ...read('ca', flags.cacert), ...read('cert', flags.cert), ...read('key', flags.key) };
 }
 
+/** The user and password of --user and --password (undefined without --user). */
+export function authFromFlags(flags: ClientFlags): { user: string; password: string }
+  | undefined {
+  if (flags.user === undefined || flags.user === '') {
+    if (flags.password !== undefined) throw new UsageError('--password needs --user');
+    return undefined;
+  }
+  const colon = flags.user.indexOf(':');
+  const user = colon < 0 ? flags.user : flags.user.slice(0, colon);
+  const password = colon < 0 ? flags.password : flags.user.slice(colon + 1);
+  if (user === '') throw new UsageError('--user: the name is empty');
+  if (password === undefined) {
+    throw new UsageError(`--user ${user}: give the password as --user ${user}:PASSWORD, with `
+      + '--password, or in $CONCLAVE_PASSWORD');
+  }
+  return { user, password };
+}
+
 /** `extra`: client options a command sets from its own flags (e.g. leaseMarginMs). */
 export function clientFor(flags: ClientFlags,
   extra: Partial<Omit<ConnectOptions, 'endpoints'>> = {}): ConclaveClient {
   const tls = tlsFromFlags(flags);
+  const auth = authFromFlags(flags);
   return connect({
     ...extra,
+    ...(auth === undefined ? {} : { auth }),
     endpoints: resolveEndpoints(flags, process.env, tls !== undefined),
     requestTimeoutMs: flags.timeoutMs ?? CLI_REQUEST_TIMEOUT_MS,
     retryDeadlineMs: flags.deadlineMs ?? CLI_DEADLINE_MS,

@@ -339,6 +339,10 @@ function serve(core: ConsistentCore, request: ClientRequest, reply: (r: SimReply
         commitIndex: s.commitIndex, appliedIndex: s.appliedIndex, lastIndex: s.lastIndex,
         revision: core.store.revision } });
     }
+    case 'auth':
+      // The simulated cluster runs with auth off: no auth calls reach it.
+      return reply(refused(new CoordError('CONCLAVE_USAGE', 'no auth in the simulator'),
+        'failed'));
     default:
       return assertNever(request, 'client request');
   }
