@@ -56,7 +56,9 @@ export function parseAuthBody(name: AuthCallName, body: Body): Readonly<Record<s
   for (const field of allowed) {
     const value = body[field];
     if (field === 'prefix') {
-      if (value !== undefined && typeof value !== 'boolean') problems.push('prefix: must be a boolean');
+      if (value !== undefined && typeof value !== 'boolean') {
+        problems.push('prefix: must be a boolean');
+      }
       if (value === true) out['prefix'] = true;
     } else if (typeof value !== 'string') {
       problems.push(`${field}: must be a string`);

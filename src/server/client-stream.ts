@@ -23,7 +23,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { CoordError, type CoordOutcome } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import {
-  checkWatch, isCallName, readRefusal, runCall, watchRefusal, type CallAnswer, type ClientCallsOptions,
+  checkWatch, isCallName, readRefusal, runCall, watchRefusal, type CallAnswer,
+  type ClientCallsOptions,
 } from './client-calls.js';
 import type { ClientGuard, ConnectionState } from './client-guard.js';
 import type { ClientLimits } from './client-limits.js';
