@@ -114,7 +114,11 @@ function parse(data: Buffer, head: boolean, closed: boolean): Answer | undefined
 }
 
 const POST_PATHS = ['/v1/kv/put', '/v1/kv/delete', '/v1/kv/txn', '/v1/kv/range',
-  '/v1/kv/compact', '/v1/lease/grant', '/v1/lease/revoke', '/v1/lease/keepalive', '/v1/lease/ttl'];
+  '/v1/kv/compact', '/v1/lease/grant', '/v1/lease/revoke', '/v1/lease/keepalive', '/v1/lease/ttl',
+  // Authentication (auth off here: a random sequence may still add root and enable it).
+  '/v1/auth/authenticate', '/v1/auth/status', '/v1/auth/enable', '/v1/auth/user/add',
+  '/v1/auth/user/get', '/v1/auth/user/grant-role', '/v1/auth/role/add',
+  '/v1/auth/role/grant-permission', '/v1/auth/role/revoke-permission'];
 const GET_PATHS = ['/v1/lease/list', '/v1/status', '/metrics', '/v1/watch?key=a',
   '/v1/watch?key=a&prefix=maybe', '/v1/watch?key=p&prefix=1', '/v1/watch?fromRevision=-1&key=b',
   '/v1/watch?key=a&key=b', '/v1/watch', '/v1/watch?key=a&fromRevision=99999999999999999'];
@@ -141,6 +145,7 @@ const fieldsBody = fc.record({
   key: scalar, value: scalar, clientId: scalar, sequence: scalar, prevKv: scalar, lease: scalar,
   prefix: scalar, limit: scalar, revision: scalar, consistency: scalar, ttlMs: scalar,
   leaseId: scalar, keys: scalar, kind: scalar, nowMs: scalar, bogus: scalar,
+  name: scalar, password: scalar, role: scalar, type: scalar, principal: scalar,
   compare: fc.oneof(fc.array(fc.record({ key: scalar, target: scalar, result: scalar,
     value: scalar, version: scalar }), { maxLength: 3 }), scalar),
   success: fc.oneof(fc.array(op, { maxLength: 3 }), scalar),
