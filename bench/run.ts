@@ -55,6 +55,8 @@ options:
   --peer-tls       mutual TLS between peers of both systems (Conclave --peer-cert/-key/-ca,
                    etcd --peer-cert-file/--peer-key-file/--peer-trusted-ca-file and
                    --peer-client-cert-auth); put writes put-peer-tls.json|svg
+  --auth           put, read: authentication on in both systems (a root user, auth enable),
+                   every request with root's token; writes put-auth / read-auth.json|svg
   --loss P         gossip --vs memberlist: datagram loss ratio
                    (default ${BENCH_DEFAULTS.gossipLoss})
   --puts N         soak: puts in all, a multiple of 100000 (default ${BENCH_DEFAULTS.soakPuts})
@@ -83,7 +85,7 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
       inflight: { type: 'string' }, kills: { type: 'string' }, out: { type: 'string' },
       members: { type: 'string' }, fault: { type: 'string' }, loss: { type: 'string' },
       'keep-data': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' },
-      'peer-tls': { type: 'boolean' }, puts: { type: 'string' },
+      'peer-tls': { type: 'boolean' }, puts: { type: 'string' }, auth: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -133,6 +135,7 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
     gossipLoss: number('--loss', values.loss, BENCH_DEFAULTS.gossipLoss, 0),
     peerTls: values['peer-tls'] === true,
     soakPuts: number('--puts', values.puts, BENCH_DEFAULTS.soakPuts, 100_000),
+    auth: values.auth === true,
   };
   if (options.soakPuts % 100_000 !== 0) problems.push('--puts must be a multiple of 100000');
   if (options.gossipLoss >= 0.9) problems.push('--loss must be below 0.9');

@@ -41,6 +41,8 @@ export interface BenchOptions {
   readonly gossipMembers: number;
   /** Mutual TLS between peers of both systems (`--peer-tls`). Default: false. */
   readonly peerTls: boolean;
+  /** Authentication on in both systems, root's token on every request (`--auth`). */
+  readonly auth: boolean;
   /**
    * Datagram loss of `gossip --vs memberlist`: every member of both systems drops each datagram
    * it sends with this probability. Default: 0.01 (the README's simulated base loss). Unit: ratio.
@@ -62,6 +64,7 @@ export const BENCH_DEFAULTS: BenchOptions = Object.freeze({
   idleWindowMs: 30_000,
   gossipMembers: 1_000,
   peerTls: false,
+  auth: false,
   gossipLoss: 0.01,
   soakPuts: 1_000_000,
 });

@@ -21,6 +21,8 @@ export interface PostOptions {
   readonly signal?: AbortSignal;
   /** Keep the body (status replies); the load loop only needs the status code. */
   readonly keepBody: boolean;
+  /** Sent as `Authorization` (bench --auth; etcd's gateway takes the bare token). */
+  readonly token?: string | undefined;
 }
 
 /** POSTs `body` (JSON text) to http://`hostPort``path`. */
@@ -29,7 +31,8 @@ export function post(hostPort: string, path: string, body: string,
   return new Promise((resolve, reject) => {
     const request = http.request({
       ...target(hostPort, path), method: 'POST', agent: options.agent, timeout: options.timeoutMs,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body),
+        ...(options.token === undefined ? {} : { authorization: options.token }) },
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     }, (response) => collect(response, options.keepBody, resolve, reject));
     failOnTimeout(request, options.timeoutMs, reject);

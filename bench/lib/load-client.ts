@@ -38,6 +38,8 @@ export interface LoadClientOptions {
   readonly leaseTtlS?: number;
   /** A JSON file holding the lease ids to keep alive or revoke (an array of decimal strings). */
   readonly leaseIdsFile?: string;
+  /** The auth token every request carries (bench --auth). */
+  readonly token?: string | undefined;
 }
 
 export type LoadClientMessage =
@@ -86,7 +88,8 @@ class Lanes {
     this.agent = new http.Agent({ keepAlive: true, maxSockets: options.inflight });
     this.exhausted = new Promise((resolve) => (this.markExhausted = resolve));
     this.stream = options.system === 'conclave' && process.env['BENCH_CONCLAVE_HTTP'] !== '1'
-      ? new StreamClientTransport() : undefined;
+      ? new StreamClientTransport(options.token === undefined ? {}
+        : { credentials: { token: () => options.token } }) : undefined;
   }
 
   /** One request over the stream: undefined when it was answered and accepted. */
@@ -118,7 +121,8 @@ class Lanes {
           failure = await this.overStream(this.stream, path, body);
         } else {
           const answer = await post(endpoint, path, body,
-            { agent: this.agent, timeoutMs: REQUEST_TIMEOUT_MS, keepBody });
+            { agent: this.agent, timeoutMs: REQUEST_TIMEOUT_MS, keepBody,
+              token: this.options.token });
           const text = answer.body.slice(0, 200);
           if (answer.status !== 200) failure = `HTTP ${answer.status} ${text}`.trimEnd();
           else if (!this.source.accept(answer.body)) failure = `refused: ${text}`;

@@ -12,6 +12,7 @@ import {
 } from '../lib/measure.js';
 import { fmt, ratio } from '../lib/stats.js';
 import { PUT_WORKLOAD, type SystemName } from '../lib/wire.js';
+import { benchToken } from '../lib/auth-setup.js';
 import { putChart } from './put-chart.js';
 
 /** etcd's defaults, which Conclave shares. */
@@ -34,8 +35,9 @@ export const putSuite: Suite = {
       ratios: ratiosOf(runs),
     };
     return { finalLine: finalLine(runs, context), figures: { ...figures,
-      peerTls: context.options.peerTls }, chartSvg: putChart(runs),
-    resultName: context.options.peerTls ? 'put-peer-tls' : undefined };
+      peerTls: context.options.peerTls, auth: context.options.auth }, chartSvg: putChart(runs),
+    resultName: context.options.peerTls ? 'put-peer-tls'
+      : context.options.auth ? 'put-auth' : undefined };
   },
 };
 
@@ -64,8 +66,9 @@ async function measureAll(context: BenchContext): Promise<PutRuns> {
 async function measureLevel(context: BenchContext, cluster: BenchCluster,
   inflight: number): Promise<PutLevel> {
   const leader = await cluster.waitHealthy();
+  const token = await benchToken(context, cluster, leader.clientHostPort);
   const options: LoadClientOptions = {
-    system: cluster.system, endpoint: leader.clientHostPort, inflight,
+    system: cluster.system, endpoint: leader.clientHostPort, inflight, token,
     warmupMs: context.options.warmupMs, windowMs: context.options.windowMs, ...PUT_WORKLOAD,
   };
   const measured = await measureClient(context, cluster, leader.name,

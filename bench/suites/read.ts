@@ -18,6 +18,7 @@ import { ratio } from '../lib/stats.js';
 import {
   putEncoder, rangeEncoder, valueOf, type ReadConsistency, type SystemName,
 } from '../lib/wire.js';
+import { benchToken } from '../lib/auth-setup.js';
 import { readChart } from './read-chart.js';
 
 /** etcd's defaults, which Conclave shares. */
@@ -57,7 +58,8 @@ export const readSuite: Suite = {
       warmupMs: context.options.warmupMs, windowMs: context.options.windowMs, runs,
       ratios: ratiosOf(runs),
     };
-    return { finalLine: finalLine(runs), figures, chartSvg: readChart(runs) };
+    return { finalLine: finalLine(runs), figures: { ...figures, auth: context.options.auth },
+      chartSvg: readChart(runs), resultName: context.options.auth ? 'read-auth' : undefined };
   },
 };
 
@@ -116,8 +118,9 @@ async function populate(cluster: BenchCluster, leader: BenchMember): Promise<voi
 async function measureLevel(context: BenchContext, cluster: BenchCluster,
   consistency: ReadConsistency, inflight: number): Promise<ReadLevel> {
   const leader = await cluster.waitHealthy();
+  const token = await benchToken(context, cluster, leader.clientHostPort);
   const options: LoadClientOptions = {
-    system: cluster.system, endpoint: leader.clientHostPort, inflight,
+    system: cluster.system, endpoint: leader.clientHostPort, inflight, token,
     warmupMs: context.options.warmupMs, windowMs: context.options.windowMs, ...READ_WORKLOAD,
     kind: consistency === 'linearizable' ? 'range-linearizable' : 'range-serializable',
   };

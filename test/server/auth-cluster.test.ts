@@ -24,8 +24,11 @@ const clients: ConclaveClient[] = [];
 
 async function cli(args: string[], user?: string): Promise<{ code: number; out: string;
   err: string }> {
-  const run = await runCliInProcess([...args, '--endpoints', cluster.endpoints.join(','),
-    ...cliClientFlags(), ...(user === undefined ? [] : ['--user', user])]);
+  // The client flags go before `--` (what follows it is a lock's command).
+  const dashes = args.indexOf('--');
+  const [own, command] = dashes < 0 ? [args, []] : [args.slice(0, dashes), args.slice(dashes)];
+  const run = await runCliInProcess([...own, '--endpoints', cluster.endpoints.join(','),
+    ...cliClientFlags(), ...(user === undefined ? [] : ['--user', user]), ...command]);
   return { code: run.code, out: run.out.join('\n'), err: run.err.join('\n') };
 }
 
@@ -101,7 +104,7 @@ describe('server: authentication on a 3-member cluster', { skip: !BUILT && 'npm 
       assert.match(elsewhere.err, /CONCLAVE_PERMISSION_DENIED/);
       // The client library, over the stream: the same verdicts.
       const alice = client('alice', 'alicepw');
-      assert.equal((await alice.kv.get('app/x'))?.value, '1');
+      assert.equal((await alice.kv.get('app/x')).kv?.value, '1');
       const refused = await rejection(alice.kv.put('app/x', '3'));
       assert.equal(refused.code, 'CONCLAVE_PERMISSION_DENIED');
       assert.equal(refused.outcome, 'failed');
@@ -112,9 +115,9 @@ describe('server: authentication on a 3-member cluster', { skip: !BUILT && 'npm 
         const bob = client('bob', 'bobpw');
         const carol = client('carol', 'carolpw');
         const lease = await bob.leases.grant({ ttlMs: 30_000, autoKeepAlive: false });
-        for (const call of [carol.leases.revoke(lease.id),
-          carol.leases.keepAliveOnce(lease.id)]) {
-          const error = await rejection(call);
+        for (const call of [() => carol.leases.revoke(lease.id),
+          () => carol.leases.keepAliveOnce(lease.id)]) {
+          const error = await rejection(call());
           assert.equal(error.code, 'CONCLAVE_PERMISSION_DENIED', error.message);
         }
         const cliRevoke = await cli(['lease', 'revoke', String(lease.id)], 'carol:carolpw');
@@ -153,7 +156,7 @@ describe('server: authentication on a 3-member cluster', { skip: !BUILT && 'npm 
       assert.equal(login.status, 200, JSON.stringify(login.body));
       const token = login.body['token'] as string;
       const alice = client('alice', 'alicepw');
-      assert.equal((await alice.kv.get('app/x'))?.value, '1');
+      assert.equal((await alice.kv.get('app/x')).kv?.value, '1');
       const leader = await cluster.waitForLeader();
       await cluster.kill9(leader);
       const survivors = cluster.members.filter((m) => m !== leader);
@@ -163,7 +166,7 @@ describe('server: authentication on a 3-member cluster', { skip: !BUILT && 'npm 
           { key: 'app/x', consistency: 'serializable' }, token);
         assert.equal(read.status, 200, JSON.stringify(read.body));
       }
-      assert.equal((await alice.kv.get('app/x'))?.value, '1');
+      assert.equal((await alice.kv.get('app/x')).kv?.value, '1');
       const forged = await post(cluster.endpoint(survivors[0]!), '/v1/kv/range',
         { key: 'app/x', consistency: 'serializable' }, `${token.slice(0, -2)}xx`);
       assert.equal(forged.status, 401);

@@ -91,8 +91,9 @@ export function leaseDenial(auth: AuthTable, principal: string, lease: KvLease |
     return undefined;
   }
   if (action !== 'keep-alive' && auth.isRoot(principal)) return undefined;
-  return `lease ${lease.id} belongs to user ${lease.owner}; user ${principal} may not `
-    + `${action === 'attach' ? 'attach keys to' : action.replace(/-/g, ' ')} it`;
+  const what = action === 'attach' ? 'attach keys to it' : action === 'keep-alive'
+    ? 'keep it alive' : action === 'revoke' ? 'revoke it' : 'ask its time-to-live';
+  return `lease ${lease.id} belongs to user ${lease.owner}; user ${principal} may not ${what}`;
 }
 
 /** Whether a principal holds root (auth commands, compaction, every lease listed). */

@@ -155,7 +155,7 @@ describe('kv: auth', () => {
     assert.equal('auth' in plain.store.toSnapshot(), false);
     // A damaged auth section is refused by name.
     const broken = { ...snapshot, auth: { ...snapshot.auth, users: [{ name: 'a b' }] } };
-    const refused = decodeKvSnapshot(encodeKvSnapshot(broken as KvSnapshot));
+    const refused = decodeKvSnapshot(encodeKvSnapshot(broken as unknown as KvSnapshot));
     assert.equal('kind' in refused && refused.kind, 'decode-error');
   });
 
