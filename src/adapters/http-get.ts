@@ -13,6 +13,8 @@ export interface HttpGetOptions {
   readonly tls?: HttpTlsOptions;
   /** Longest wait for the answer's headers. Unit: ms. */
   readonly timeoutMs: number;
+  /** More request headers (the bearer token while auth is on). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface HttpGetAnswer {
@@ -66,7 +68,8 @@ function openOnce(url: string, options: HttpGetOptions): Promise<IncomingMessage
   return new Promise((resolve, reject) => {
     const https = url.startsWith('https:');
     const send = https ? httpsRequest : httpRequest;
-    const request = send(url, { method: 'GET', ...(https ? tlsOptions(options.tls) : {}) });
+    const request = send(url, { method: 'GET', headers: { ...options.headers },
+      ...(https ? tlsOptions(options.tls) : {}) });
     const timer = setTimeout(() => request.destroy(new CoordError('CONCLAVE_TIMEOUT',
       `${url} did not answer within ${options.timeoutMs} ms`)), options.timeoutMs);
     request.once('response', (response) => {
@@ -93,7 +96,8 @@ export async function httpPostJson(url: string, body: unknown, options: HttpGetO
   const response = await new Promise<IncomingMessage>((resolve, reject) => {
     const https = url.startsWith('https:');
     const send = https ? httpsRequest : httpRequest;
-    const request = send(url, { method: 'POST', headers: { 'content-type': 'application/json',
+    const request = send(url, { method: 'POST', headers: { ...options.headers,
+      'content-type': 'application/json',
       'content-length': Buffer.byteLength(text) }, ...(https ? tlsOptions(options.tls) : {}) });
     const timer = setTimeout(() => request.destroy(new CoordError('CONCLAVE_TIMEOUT',
       `${url} did not answer within ${options.timeoutMs} ms`)), options.timeoutMs);

@@ -11,6 +11,7 @@
  * the client library with `auth: { user, password }`. Waits are conditions with deadlines.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { connect, type ConclaveClient } from '../../src/client/index.js';
 import { CliProcess, stopAll } from '../cli/cli-process.js';
@@ -91,6 +92,13 @@ describe('server: authentication on a 3-member cluster', { skip: !BUILT && 'npm 
       assert.match(notRoot.err, /CONCLAVE_PERMISSION_DENIED/);
       assert.deepEqual(JSON.parse(await ok(['user', 'get', 'alice', '--json'], 'root:rootpw')),
         { name: 'alice', roles: ['app-reader'] });
+      // A backup holds every password hash: root only.
+      const backup = join(cluster.dataDir, 'backup.snap');
+      const anonymousSave = await cli(['snapshot', 'save', backup]);
+      assert.match(anonymousSave.err, /CONCLAVE_INVALID_TOKEN/);
+      const aliceSave = await cli(['snapshot', 'save', backup], 'alice:alicepw');
+      assert.match(aliceSave.err, /CONCLAVE_PERMISSION_DENIED/);
+      await ok(['snapshot', 'save', backup], 'root:rootpw');
     });
 
     test('read on app/ reads app/x and is refused writing it', async () => {

@@ -145,6 +145,27 @@ export function authFromFlags(flags: ClientFlags): { user: string; password: str
   return { user, password };
 }
 
+/**
+ * The `Authorization` header for the operator commands that speak raw HTTP (`snapshot save`,
+ * `member`): a login with --user (none without it, or when auth is off).
+ */
+export async function bearerHeaders(flags: ClientFlags): Promise<Record<string, string>> {
+  const auth = authFromFlags(flags);
+  if (auth === undefined) return {};
+  const { user: _user, password: _password, ...rest } = flags;
+  const client = clientFor(rest);
+  try {
+    const answer = await client.authCall('auth-authenticate',
+      { name: auth.user, password: auth.password }) as { token?: unknown };
+    return typeof answer.token === 'string' ? { authorization: `Bearer ${answer.token}` } : {};
+  } catch (error) {
+    if (error instanceof CoordError && error.message.includes('auth is not enabled')) return {};
+    throw error;
+  } finally {
+    client.close();
+  }
+}
+
 /** `extra`: client options a command sets from its own flags (e.g. leaseMarginMs). */
 export function clientFor(flags: ClientFlags,
   extra: Partial<Omit<ConnectOptions, 'endpoints'>> = {}): ConclaveClient {

@@ -13,7 +13,8 @@ import { peerAddrProblem } from '../../core/raft/membership.js';
 import { CoordError, UsageError } from '../../errors.js';
 import type { CliIo } from '../io.js';
 import {
-  addClientOptions, reportError, resolveEndpoints, tlsFromFlags, type ClientFlags,
+  addClientOptions, bearerHeaders, reportError, resolveEndpoints, tlsFromFlags,
+  type ClientFlags,
 } from './client-options.js';
 
 /** Default wait for one answer. Unit: ms. A change commits within a few heartbeats. */
@@ -113,7 +114,7 @@ async function run(io: CliIo, name: string, flags: ClientFlags,
     const tls = tlsFromFlags(flags);
     const urls = resolveEndpoints(flags, process.env, tls !== undefined);
     const options = { timeoutMs: flags.timeoutMs ?? MEMBER_TIMEOUT_MS,
-      ...(tls === undefined ? {} : { tls }) };
+      ...(tls === undefined ? {} : { tls }), headers: await bearerHeaders(flags) };
     const call: Call = async (method, path, payload) => {
       // A member that knows no leader yet (an election under way) may know one in a moment:
       // rounds over the endpoints go on until the timeout, a moment apart.

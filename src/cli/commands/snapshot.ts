@@ -18,7 +18,8 @@ import { checkBackup, restoreBackup } from '../../server/backup-restore.js';
 import { parseMemberList, SERVER_DEFAULTS } from '../../server/server-config.js';
 import type { CliIo } from '../io.js';
 import {
-  addClientOptions, reportError, resolveEndpoints, tlsFromFlags, type ClientFlags,
+  addClientOptions, bearerHeaders, reportError, resolveEndpoints, tlsFromFlags,
+  type ClientFlags,
 } from './client-options.js';
 
 /**
@@ -118,7 +119,7 @@ async function save(io: CliIo, file: string, flags: ClientFlags): Promise<Backup
   const tls = tlsFromFlags(flags);
   const urls = resolveEndpoints(flags, process.env, tls !== undefined);
   const options = { timeoutMs: flags.timeoutMs ?? SAVE_TIMEOUT_MS,
-    ...(tls === undefined ? {} : { tls }) };
+    ...(tls === undefined ? {} : { tls }), headers: await bearerHeaders(flags) };
   let lastError: unknown;
   for (const url of urls) {
     const response = await httpOpen(`${url}/v1/snapshot`, options, 3).catch((error: unknown) => {
