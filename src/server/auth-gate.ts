@@ -125,8 +125,7 @@ export class AuthGate {
       }
       // Checked again after the wait: the user may have changed meanwhile.
       const now = this.auth().user(name);
-      if (now === undefined || now.passwordIndex !== (user as { passwordIndex: number })
-        .passwordIndex) {
+      if (now === undefined || now.passwordIndex !== user?.passwordIndex) {
         return done(new CoordError('CONCLAVE_AUTH_FAILED', 'authentication failed: the user '
           + 'changed during the login; try again'));
       }

@@ -47,7 +47,10 @@ const address = (p: number): PeerAddress => parsePeerAddress(`127.0.0.1:${p}`) a
 
 const OPS = ['hello', 'put', 'delete', 'txn', 'compact', 'range', 'lease-grant', 'lease-revoke',
   'lease-keepalive', 'lease-ttl', 'lease-list', 'status', 'watch', 'watch-cancel',
-  'lease-stream', 'nope', ''];
+  'lease-stream', 'nope', '',
+  // Authentication (auth off here): its calls and the stream's auth frame.
+  'auth', 'auth-authenticate', 'auth-status', 'auth-enable', 'user-add', 'user-get',
+  'role-add', 'role-grant-permission'];
 
 const fieldValue = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(),
   fc.constant(null), fc.array(fc.anything(), { maxLength: 3 }),
@@ -55,7 +58,8 @@ const fieldValue = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean()
 const body = fc.dictionary(fc.constantFrom('key', 'value', 'prefix', 'lease', 'leaseId',
   'ttlMs', 'revision', 'limit', 'consistency', 'clientId', 'sequence', 'compare', 'success',
   'failure', 'fromRevision', 'watchId', 'keys', 'prevKv', 'version', 'kind', 'nowMs',
-  '__proto__', 'x'), fieldValue, { maxKeys: 6 });
+  '__proto__', 'x', 'name', 'password', 'role', 'type', 'token', 'principal'), fieldValue,
+{ maxKeys: 6 });
 const id = fc.oneof(fc.nat({ max: 50 }), fc.constant(-1), fc.double(), fc.string(),
   fc.constant(undefined));
 const frame = fc.record({ id, op: fc.oneof(fc.constantFrom(...OPS), fc.anything()),
