@@ -42,7 +42,7 @@ export async function benchToken(context: BenchContext, cluster: BenchCluster,
     } else {
       await call(leaderHostPort, '/v3/auth/role/add', { name: 'root' }, /already exists/);
       await call(leaderHostPort, '/v3/auth/user/add', { name: 'root', password: PASSWORD });
-      await call(leaderHostPort, '/v3/auth/user/grant-role', { user: 'root', role: 'root' });
+      await call(leaderHostPort, '/v3/auth/user/grant', { user: 'root', role: 'root' });
       await call(leaderHostPort, '/v3/auth/enable', {});
     }
     enabled.add(cluster);
