@@ -50,6 +50,13 @@ describe('sim: scenarios: raft mutants', () => {
     assertClean(runVoteRestartSeed as Run, { mutant: undefined }, 10);
   });
 
+  test('voteNotPersisted is caught by raft-vote-restart at 5 nodes too; clean without it', () => {
+    const found = seedsToDetection(runVoteRestartSeed as Run,
+      { nodes: 5, mutant: 'voteNotPersisted' }, 20);
+    assert.equal(found?.checker, 'election-safety');
+    assertClean(runVoteRestartSeed as Run, { nodes: 5, mutant: undefined }, 10);
+  });
+
   test('commitPreviousTermByCount is caught by raft-figure8 (leader completeness); clean without it', () => {
     const found = seedsToDetection(runFigure8Seed as Run, { mutant: 'commitPreviousTermByCount' }, 10);
     assert.equal(found?.checker, 'leader-completeness');

@@ -43,7 +43,10 @@ export interface DirectedWorld {
 export interface DirectedSpec {
   readonly name: string;
   readonly summary: string;
+  /** Cluster size by default. */
   readonly nodes: number;
+  /** When set, `--nodes` may choose another size in [min, max] (the script must handle it). */
+  readonly nodesRange?: { readonly min: number; readonly max: number };
   readonly tuning?: Partial<RaftTuning>;
   readonly storage: SimStorageOptions;
   /** The last step number that means "the dangerous situation was set up". */
@@ -62,7 +65,10 @@ export function directedScenario(spec: DirectedSpec): {
   const scenario: Scenario<DirectedFigures> = {
     name: spec.name,
     summary: spec.summary,
-    flags: [{
+    flags: [...spec.nodesRange === undefined ? [] : [{
+      name: 'nodes', kind: 'integer' as const, description: 'cluster size',
+      defaultValue: spec.nodes, min: spec.nodesRange.min, max: spec.nodesRange.max,
+    }], {
       name: 'mutant', kind: 'string', description: mutantFlagDescription('Raft bug'),
       defaultValue: undefined, choices: RAFT_MUTANT_NAMES,
     }],
@@ -90,7 +96,8 @@ function runDirected(spec: DirectedSpec, seed: number, options: ScenarioOptions,
   const trace = new TraceHash();
   const checker = new RaftChecker(() => scheduler.nowMs);
   const network = quietRaftNetwork(scheduler, prng, trace);
-  const ids = Array.from({ length: spec.nodes }, (_, i) => nodeId(`n${i + 1}`));
+  const nodes = typeof options['nodes'] === 'number' ? options['nodes'] : spec.nodes;
+  const ids = Array.from({ length: nodes }, (_, i) => nodeId(`n${i + 1}`));
   const violations: Violation[] = [];
   const hosts = new Map<NodeId, SimHost<RaftMessage, RaftProcess>>();
   for (const id of ids) {
