@@ -16,6 +16,7 @@ import {
 import { ensureBuilt, environment } from './lib/environment.js';
 import { ensureEtcd } from './lib/etcd-cluster.js';
 import { ProcessGroup } from './lib/processes.js';
+import { RunProgress } from './lib/progress.js';
 import type { SystemName } from './lib/wire.js';
 import { LATER_SUITES, SUITES } from './suites/index.js';
 
@@ -63,9 +64,13 @@ options:
   --out DIR        where results go (default bench/results)
   --keep-data      keep the members' data directories and logs
   --cpu-prof       run Conclave's servers under node --cpu-prof (profiles in <out>/profiles/)
+  --json           print each suite's figures as one JSON line instead of its final line
+                   (and no progress bar)
   -h, --help       this text
 
-Each suite prints one final line; JSON and an SVG chart go to <out>/<suite>.json|svg.`;
+Each suite prints one final line; JSON and an SVG chart go to <out>/<suite>.json|svg.
+On a terminal a progress bar shows the suite in progress, its steps and an ETA; Ctrl-C stops
+every process the run started and prints the partial summary (suites done, steps measured).`;
 
 interface Cli {
   readonly suites: readonly string[];
@@ -75,6 +80,7 @@ interface Cli {
   readonly outDir: string;
   readonly keepData: boolean;
   readonly cpuProfile: boolean;
+  readonly json: boolean;
 }
 
 function parseCli(argv: readonly string[]): Cli | 'help' | string {
@@ -86,6 +92,7 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
       members: { type: 'string' }, fault: { type: 'string' }, loss: { type: 'string' },
       'keep-data': { type: 'boolean' }, 'cpu-prof': { type: 'boolean' },
       'peer-tls': { type: 'boolean' }, puts: { type: 'string' }, auth: { type: 'boolean' },
+      json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -148,6 +155,7 @@ function parseCli(argv: readonly string[]): Cli | 'help' | string {
     outDir: resolve(values.out ?? join(REPO_ROOT, 'bench', 'results')),
     keepData: values['keep-data'] === true,
     cpuProfile: values['cpu-prof'] === true,
+    json: values.json === true,
   };
 }
 
@@ -170,7 +178,8 @@ async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function runSuites(cli: Cli): Promise<number> {
-  const say = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
+  const progress = new RunProgress(cli.suites.length, !cli.json);
+  const say = (line: string): void => progress.say(`bench: ${line}`);
   ensureBuilt(REPO_ROOT, say);
   const etcdVersion = cli.systems.includes('etcd') ? ensureEtcd(say) : undefined;
   const processes = new ProcessGroup();
@@ -180,8 +189,12 @@ async function runSuites(cli: Cli): Promise<number> {
     if (!cli.keepData) rmSync(workDir, { recursive: true, force: true });
   };
   const interrupted = (signal: NodeJS.Signals): void => {
+    progress.stop();
     say(`${signal}: stopping every process this run started`);
     cleanUp();
+    const partial = progress.partialSummary();
+    process.stdout.write(cli.json ? `${JSON.stringify({ interrupted: true, partial })}\n`
+      : `${partial.join('\n')}\n`);
     process.exit(130);
   };
   process.once('SIGINT', interrupted);
@@ -190,32 +203,39 @@ async function runSuites(cli: Cli): Promise<number> {
   const cpuProfileDir = cli.cpuProfile ? join(cli.outDir, 'profiles') : undefined;
   const context: BenchContext = {
     processes, workDir, systems: cli.systems, reference: cli.reference, options: cli.options,
-    cpuProfileDir, say,
+    cpuProfileDir, say, progress,
   };
   mkdirSync(cli.outDir, { recursive: true });
   try {
-    for (const name of cli.suites) {
-      const suite = SUITES.find((s) => s.name === name)!;
-      const before = environment(REPO_ROOT, workDir, etcdVersion);
-      const outcome = await suite.run(context);
-      const json = {
-        ...(outcome.figures as object), finalLine: outcome.finalLine, environment: before,
-      };
-      const file = outcome.resultName ?? name;
-      writeFileSync(join(cli.outDir, `${file}.json`), `${JSON.stringify(json, undefined, 2)}\n`);
-      writeFileSync(join(cli.outDir, `${file}.svg`), outcome.chartSvg);
-      say(`${name}: wrote ${join(cli.outDir, `${file}.json`)} and ${file}.svg`);
-      process.stdout.write(`${outcome.finalLine}\n`);
-    }
+    for (const name of cli.suites) await runSuite(cli, context, progress, name, etcdVersion);
     return 0;
   } catch (error) {
     say(`failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
     return 1;
   } finally {
+    progress.stop();
     await processes.stopAll(STOP_GRACE_MS);
     if (cli.keepData) say(`data and logs kept in ${workDir}`);
     cleanUp();
   }
+}
+
+/** One suite: run it, write its JSON and SVG, print its final line (or its JSON). */
+async function runSuite(cli: Cli, context: BenchContext, progress: RunProgress, name: string,
+  etcdVersion: string | undefined): Promise<void> {
+  const suite = SUITES.find((s) => s.name === name)!;
+  const before = environment(REPO_ROOT, context.workDir, etcdVersion);
+  progress.startSuite(name);
+  const outcome = await suite.run(context);
+  const json = {
+    ...(outcome.figures as object), finalLine: outcome.finalLine, environment: before,
+  };
+  const file = outcome.resultName ?? name;
+  writeFileSync(join(cli.outDir, `${file}.json`), `${JSON.stringify(json, undefined, 2)}\n`);
+  writeFileSync(join(cli.outDir, `${file}.svg`), outcome.chartSvg);
+  progress.endSuite(outcome.finalLine);
+  context.say(`${name}: wrote ${join(cli.outDir, `${file}.json`)} and ${file}.svg`);
+  process.stdout.write(cli.json ? `${JSON.stringify(json)}\n` : `${outcome.finalLine}\n`);
 }
 
 // Exit at once: every process is stopped, and no idle keep-alive socket should hold the run open.

@@ -8,6 +8,7 @@ import { ConclaveCluster } from './conclave-cluster.js';
 import type { BenchCluster, ClusterTiming } from './cluster.js';
 import { EtcdCluster } from './etcd-cluster.js';
 import type { ProcessGroup } from './processes.js';
+import type { BenchProgress } from './progress.js';
 import type { SystemName } from './wire.js';
 
 /**
@@ -85,6 +86,11 @@ export interface BenchContext {
   readonly cpuProfileDir: string | undefined;
   /** A progress line (stderr). */
   readonly say: (line: string) => void;
+  /**
+   * The run's progress: a suite plans its measured steps and reports each step's result line
+   * (shown above the bar, and kept for Ctrl-C's partial summary).
+   */
+  readonly progress: BenchProgress;
 }
 
 export interface SuiteOutcome {

@@ -4,7 +4,8 @@
  * their own keep-alive connection to the leader: a warm-up, then a fixed window in which every
  * completion is counted and its latency kept. What a lane sends is its `kind` (lib/requests.ts):
  * puts by default, range reads, or lease grants, keep-alives and revokes. Talks to the harness
- * over the IPC channel: `window-start` when the window opens, then `done` with the figures.
+ * over the IPC channel: `window-start` when the window opens, then `done` with the figures (the
+harness may end the window early with `stop`).
  *
  * Conclave is driven over its multiplexed stream (docs/protocol.md: every lane's requests on
  * one WebSocket, as the client library does by default); BENCH_CONCLAVE_HTTP=1 drives its
@@ -40,11 +41,20 @@ export interface LoadClientOptions {
   readonly leaseIdsFile?: string;
   /** The auth token every request carries (bench --auth). */
   readonly token?: string | undefined;
+  /**
+   * Open-loop pacing: at most this many requests started per second across all lanes, each at
+   * its own slot (a lane behind its slot sends at once, so a slow cluster shows as a rate below
+   * the asked one, never as a burst). Default: none (closed loop). Unit: requests/s.
+   */
+  readonly ratePerS?: number;
 }
 
 export type LoadClientMessage =
   | { readonly kind: 'window-start' }
   | { readonly kind: 'done'; readonly result: LoadClientResult };
+
+/** From the harness: `stop` ends the window now (its figures are sent as usual). */
+export type LoadClientCommand = { readonly kind: 'stop' };
 
 export interface LoadClientResult {
   /** Requests answered with 200 (and accepted) inside the window. */
@@ -66,6 +76,20 @@ const ERROR_PAUSE_MS = 10;
 
 type Phase = 'warmup' | 'window' | 'drain' | 'done';
 
+/** Hands out send slots `1000 / ratePerS` ms apart; each caller waits for its own slot. */
+class Pacer {
+  private readonly startMs = performance.now();
+  private issued = 0;
+
+  constructor(private readonly ratePerS: number) {}
+
+  async next(): Promise<void> {
+    const slotMs = this.startMs + (1000 * this.issued++) / this.ratePerS;
+    const waitMs = slotMs - performance.now();
+    if (waitMs > 0) await sleep(waitMs);
+  }
+}
+
 /** The stream op of each HTTP path the request sources use. */
 const STREAM_OPS: Readonly<Record<string, ClientRequest['kind']>> = {
   '/v1/kv/put': 'put', '/v1/kv/range': 'range', '/v1/lease/grant': 'lease-grant',
@@ -83,8 +107,11 @@ class Lanes {
   private readonly agent: http.Agent;
   /** Conclave's stream, shared by every lane (undefined: HTTP). */
   private readonly stream: StreamClientTransport | undefined;
+  /** Open-loop pacing (`ratePerS`), else undefined: closed loop. */
+  private readonly pacer: Pacer | undefined;
 
   constructor(private readonly options: LoadClientOptions, readonly source: RequestSource) {
+    this.pacer = options.ratePerS === undefined ? undefined : new Pacer(options.ratePerS);
     this.agent = new http.Agent({ keepAlive: true, maxSockets: options.inflight });
     this.exhausted = new Promise((resolve) => (this.markExhausted = resolve));
     this.stream = options.system === 'conclave' && process.env['BENCH_CONCLAVE_HTTP'] !== '1'
@@ -114,6 +141,7 @@ class Lanes {
     for (let sequence = 1; this.phase !== 'done'; sequence++) {
       const body = this.source.next(lane, clientId, sequence);
       if (body === undefined) return this.markExhausted();
+      await this.pacer?.next();
       const startMs = performance.now();
       let failure: string | undefined;
       try {
@@ -160,7 +188,7 @@ async function main(options: LoadClientOptions): Promise<void> {
   lanes.phase = 'window';
   const windowStartMs = performance.now();
   send({ kind: 'window-start' });
-  await Promise.race([sleep(options.windowMs), lanes.exhausted]);
+  await Promise.race([sleep(options.windowMs), lanes.exhausted, stopAsked()]);
   const windowMs = performance.now() - windowStartMs;
   lanes.phase = source.afterWindow === 'drain' ? 'drain' : 'done';
   if (source.afterWindow === 'finish') await running;
@@ -175,6 +203,15 @@ async function main(options: LoadClientOptions): Promise<void> {
   send({ kind: 'done', result });
   await running;
   process.exit(0);
+}
+
+/** Resolves when the harness sends `stop` (ends the window before `windowMs`). */
+function stopAsked(): Promise<void> {
+  return new Promise((resolve) => {
+    process.on('message', (message: LoadClientCommand) => {
+      if (message.kind === 'stop') resolve();
+    });
+  });
 }
 
 function sleep(ms: number): Promise<void> {

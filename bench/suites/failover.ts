@@ -74,6 +74,8 @@ export const failoverSuite: Suite = {
   async run(context: BenchContext): Promise<SuiteOutcome> {
     const fault = context.options.failoverFault;
     const runs: FailoverRun[] = [];
+    context.progress.plan(FAILOVER_TIMINGS.length * context.systems.length *
+      context.options.kills);
     for (const timing of FAILOVER_TIMINGS) {
       for (const system of context.systems) {
         runs.push(await measure(context, system, timing, fault));
@@ -119,7 +121,7 @@ async function measure(context: BenchContext, system: SystemName, timing: Cluste
       }
       const settled = outcome.settleAfterResumeMs === undefined ? ''
         : `, settled ${fmt(outcome.settleAfterResumeMs)} ms after SIGCONT`;
-      context.say(`failover: ${system} ${word} ${round}/${context.options.kills}: ` +
+      context.progress.step(`failover: ${system} ${word} ${round}/${context.options.kills}: ` +
         `${ms === undefined ? 'no write within the deadline' : `${fmt(ms)} ms`}${settled}`);
     }
   } catch (error) {

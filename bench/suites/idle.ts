@@ -70,13 +70,14 @@ export const idleSuite: Suite = {
 async function measureAll(context: BenchContext): Promise<IdleRuns> {
   const runs: Partial<Record<SystemName, IdleRun>> = {};
   await withClusters(context, IDLE_TIMING, 'idle', async () => {}, async (clusters) => {
+    context.progress.plan(clusters.length);
     const leaders = await Promise.all(clusters.map((cluster) => cluster.waitHealthy()));
     await sleep(IDLE_SETTLE_MS);
     context.say(`idle: measuring for ${context.options.idleWindowMs / 1000} s, no clients`);
     const measured = await measureWindow(clusters, context.options.idleWindowMs);
     clusters.forEach((cluster, i) => {
       const run = runOf(cluster, leaders[i]!, measured);
-      context.say(`idle: ${cluster.system}: ${run.members.map((m) => `${m.name} (${m.role}) ` +
+      context.progress.step(`idle: ${cluster.system}: ${run.members.map((m) => `${m.name} (${m.role}) ` +
         `${fmt(m.cpuPercent)} % CPU, ${fmt(m.rssMiBMean)} MiB`).join('; ')}`);
       runs[cluster.system] = run;
     });

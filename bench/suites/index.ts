@@ -4,6 +4,7 @@
  */
 import type { Suite } from '../lib/context.js';
 import { backupSuite } from './backup.js';
+import { dashboardSuite } from './dashboard.js';
 import { failoverSuite } from './failover.js';
 import { gossipSuite } from './gossip.js';
 import { gossipProcessesSuite } from './gossip-processes.js';
@@ -17,7 +18,7 @@ import { stallSuite } from './stall.js';
 
 export const SUITES: readonly Suite[] = [
   putSuite, failoverSuite, readSuite, leaseSuite, idleSuite, gossipSuite, stallSuite,
-  snapshotSuite, soakSuite, backupSuite, gossipProcessesSuite,
+  snapshotSuite, soakSuite, backupSuite, gossipProcessesSuite, dashboardSuite,
 ];
 
 /** Suites planned but not written yet, with what each will measure (none at the moment). */

@@ -49,16 +49,18 @@ async function measureAll(context: BenchContext): Promise<LeaseRuns> {
     runs[cluster.system] = { phases: [], live: undefined };
   }, async (clusters) => {
     // The systems take turns at each phase, in alternating order (see the put suite).
+    context.progress.plan((LEASE_PHASES.length + 1) * clusters.length);
     for (const [i, phase] of LEASE_PHASES.entries()) {
       for (const cluster of i % 2 === 0 ? clusters : [...clusters].reverse()) {
         const measured = await measurePhase(context, cluster, phase);
-        context.say(`lease: ${cluster.system} ${phase}: ${describeWindow(measured, 'op')}`);
+        context.progress.step(`lease: ${cluster.system} ${phase}: ` +
+          describeWindow(measured, 'op'));
         runs[cluster.system]!.phases.push(measured);
       }
     }
     for (const cluster of LEASE_PHASES.length % 2 === 0 ? clusters : [...clusters].reverse()) {
       const live = await measureLive(context, cluster);
-      context.say(`lease: ${cluster.system} ${live.leases} live leases: ` +
+      context.progress.step(`lease: ${cluster.system} ${live.leases} live leases: ` +
         `server CPU ${fmt(live.serverCpuPercent)} % (idle ${fmt(live.serverCpuPercentIdle)} %), ` +
         `${fmt(live.renewalsPerS)} renewals/s, errors ${live.errors}`);
       runs[cluster.system]!.live = live;

@@ -51,10 +51,12 @@ async function measureAll(context: BenchContext): Promise<PutRuns> {
   await withClusters(context, PUT_TIMING, 'put', async (cluster) => {
     runs[cluster.system] = [];
   }, async (clusters) => {
+    context.progress.plan(context.options.inflightLevels.length * clusters.length);
     for (const [i, inflight] of context.options.inflightLevels.entries()) {
       for (const cluster of i % 2 === 0 ? clusters : [...clusters].reverse()) {
         const level = await measureLevel(context, cluster, inflight);
-        context.say(`put: ${cluster.system} ${inflight} in flight: ${describeWindow(level, 'put')}`);
+        context.progress.step(`put: ${cluster.system} ${inflight} in flight: ` +
+          describeWindow(level, 'put'));
         runs[cluster.system]!.push(level);
       }
     }

@@ -72,11 +72,12 @@ async function measureAll(context: BenchContext): Promise<ReadRuns> {
     runs[cluster.system] = [];
   }, async (clusters) => {
     let turn = 0;
+    context.progress.plan(READ_CONSISTENCIES.length * READ_INFLIGHT.length * clusters.length);
     for (const consistency of READ_CONSISTENCIES) {
       for (const inflight of READ_INFLIGHT) {
         for (const cluster of turn++ % 2 === 0 ? clusters : [...clusters].reverse()) {
           const level = await measureLevel(context, cluster, consistency, inflight);
-          context.say(`read: ${cluster.system} ${consistency} ${inflight} in flight: ` +
+          context.progress.step(`read: ${cluster.system} ${consistency} ${inflight} in flight: ` +
             describeWindow(level, 'read'));
           runs[cluster.system]!.push(level);
         }

@@ -42,10 +42,11 @@ export const stallSuite: Suite = {
     const cores = availableParallelism();
     const windowMs = Math.max(context.options.windowMs, WINDOW_MS_MIN);
     const levels: StallLevel[] = [];
+    context.progress.plan(6);
     for (const burners of [0, cores, 2 * cores]) {
       for (const gc of [false, true]) {
         const level = await measureLevel(context, { burners, gc, windowMs });
-        context.say(`stall: ${describe(level)}`);
+        context.progress.step(`stall: ${describe(level)}`);
         levels.push(level);
       }
     }

@@ -193,7 +193,10 @@ function drawStage(stage: SVGSVGElement, nodes: readonly string[], at: ReplayAt,
 }
 
 function drawSide(side: HTMLElement, at: ReplayAt): void {
-  const terms = [...at.leadersByTerm].sort((a, b) => b[0] - a[0]).slice(0, 12);
+  // The latest 12 terms, and always every term with two leaders (the one a checker fired on
+  // may be older than the latest 12 when the run went on electing).
+  const sorted = [...at.leadersByTerm].sort((a, b) => b[0] - a[0]);
+  const terms = sorted.filter(([, leaders], i) => i < 12 || leaders.length > 1);
   fill(side,
     at.violations.length === 0 ? null : h('div.verdict', { 'data-testid': 'verdict' },
       ...at.violations.map((v) => h('p', {}, h('b', {}, v.checker), ` at ${v.atMs.toFixed(3)} ms: `,
