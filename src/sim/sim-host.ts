@@ -138,6 +138,7 @@ export class SimHost<M, P extends SimProcess> {
   resume(): void {
     if (this.pausedUntilMs === undefined) return;
     this.pausedUntilMs = undefined;
+    this.scheduler.recorder?.note({ kind: 'resume', atMs: this.scheduler.nowMs, node: this.id });
     const queued = this.deferred.splice(0);
     for (const work of queued) work();
   }

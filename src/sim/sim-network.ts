@@ -177,6 +177,8 @@ export class SimNetwork<M> {
         for (const from of a) for (const to of b) this.blockLink(from, to);
       }
     }
+    this.scheduler.recorder?.note({ kind: 'partition', atMs: this.scheduler.nowMs,
+      links: this.blockedLinkPairs() });
   }
 
   /** The links cut now, as [from, to] pairs (for the recording). */

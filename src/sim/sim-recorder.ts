@@ -14,6 +14,8 @@
 export type RecordedEvent =
   | { readonly kind: 'crash'; readonly atMs: number; readonly node: string }
   | { readonly kind: 'restart'; readonly atMs: number; readonly node: string }
+  /** SIGCONT before a pause's own end (a directed scenario's resume). */
+  | { readonly kind: 'resume'; readonly atMs: number; readonly node: string }
   | { readonly kind: 'pause'; readonly atMs: number; readonly node: string;
     readonly durationMs: number }
   | { readonly kind: 'drift'; readonly atMs: number; readonly node: string;
@@ -90,6 +92,9 @@ export class SimRecorder {
 
   /** A message sent; returns its record so the delivery can fill in the arrival time. */
   sent(atMs: number, from: string, to: string, label: string): RecordedMessage | undefined {
+    // A node that never crashed or changed role is known by its messages.
+    this.nodes.add(from);
+    this.nodes.add(to);
     if (this.messages.length >= this.limits.messagesMax) {
       this.truncatedCounts.messages++;
       return undefined;

@@ -113,6 +113,9 @@ function applyEvent(e: RecordedEvent, nodes: Map<string, NodeAt>,
     case 'pause':
       if (node) node.pausedUntilMs = e.atMs + e.durationMs;
       return cutLinks;
+    case 'resume':
+      if (node) node.pausedUntilMs = e.atMs;
+      return cutLinks;
     case 'drift':
       if (node) node.driftRate = e.driftRate;
       return cutLinks;

@@ -216,7 +216,7 @@ function drawSide(side: HTMLElement, at: ReplayAt): void {
 function describe(e: ReplayAt['recent'][number]): string {
   switch (e.kind) {
     case 'role': return `${e.node} ${e.from} → ${e.to} (term ${e.term}, ${e.reason})`;
-    case 'crash': case 'restart': return `${e.kind} ${e.node}`;
+    case 'crash': case 'restart': case 'resume': return `${e.kind} ${e.node}`;
     case 'pause': return `pause ${e.node} for ${e.durationMs.toFixed(0)} ms`;
     case 'drift': return `${e.node} clock drift ${(e.driftRate * 100).toFixed(3)}%`;
     case 'partition': return `partition: ${e.links.length} links cut`;

@@ -34,8 +34,9 @@ export const runVoteRestartSeed = voteRestart.run;
 
 function playVoteRestart(world: DirectedWorld): number {
   const { ids, hosts, network, until, status, bounce } = world;
-  if (!until(() => ids.some((id) => status(id)?.role === 'leader' && status(id)!.commitIndex > 0), 5_000)) return 0;
-  const v = ids.find((id) => status(id)?.role === 'leader')!;
+  const leading = (id: NodeId): boolean => status(id)?.role === 'leader';
+  if (!until(() => ids.some((id) => leading(id) && status(id)!.commitIndex > 0), 5_000)) return 0;
+  const v = ids.find(leading)!;
   const majority = Math.floor(ids.length / 2) + 1;
   const others = ids.filter((id) => id !== v);
   const awake = [v, ...others.slice(0, majority - 1)];
@@ -47,24 +48,20 @@ function playVoteRestart(world: DirectedWorld): number {
   if (sleepers.length > 1) network.partition([sleepers, awake]);
   bounce(v);
   // 2: one of the awake wins term T with the others' votes.
-  if (!until(() => awake.some((id) => status(id)?.role === 'leader'), 5_000)) return 1;
-  const winner = awake.find((id) => status(id)?.role === 'leader')!;
+  if (!until(() => awake.some(leading), 5_000)) return 1;
+  const winner = awake.find(leading)!;
   const forgetful = awake.filter((id) => id !== winner).slice(0, 2 * majority - ids.length);
   const term = status(winner)!.term;
   // 3: the winner is cut off from everyone; its voters restart once their votes are durable.
   if (sleepers.length > 1) network.heal();
-  for (const other of ids.filter((id) => id !== winner)) {
-    network.blockLink(winner, other);
-    network.blockLink(other, winner);
-  }
+  network.partition([[winner], ids.filter((id) => id !== winner)]);
   if (!until(() => forgetful.every((id) => status(id)?.vote === winner), 100)) return 2;
   until(() => false, 5);
   for (const voter of forgetful) bounce(voter);
   // 4: the first sleeper wakes up (still in an older term) and campaigns for T; then the rest.
   const [first, ...rest] = sleepers as [NodeId, ...NodeId[]];
   hosts.get(first)!.resume();
-  const campaigned = (id: NodeId): boolean => status(id)?.role === 'leader' ||
-    (status(id)?.term ?? 0) > term;
+  const campaigned = (id: NodeId): boolean => leading(id) || (status(id)?.term ?? 0) > term;
   if (rest.length > 0) {
     until(() => (status(first)?.term ?? 0) >= term, 3_000);
     for (const sleeper of rest) hosts.get(sleeper)!.resume();
