@@ -37,18 +37,23 @@ describe('bench: progress and partial summary', () => {
 });
 
 describe('bench: dashboard: the page\'s tasks from a Chromium trace', () => {
-  test('only the renderer main thread\'s RunTask events count; durations are µs', () => {
+  test('only the renderer main thread\'s RunTask events count, by wall and by CPU time', () => {
     const trace = { traceEvents: [
-      { name: 'thread_name', ph: 'M', pid: 7, tid: 1, args: { name: 'CrRendererMain' } },
-      { name: 'thread_name', ph: 'M', pid: 7, tid: 2, args: { name: 'Compositor' } },
-      { name: 'RunTask', ph: 'X', pid: 7, tid: 1, dur: 12_000 },
-      { name: 'RunTask', ph: 'X', pid: 7, tid: 1, dur: 130_400 },
-      { name: 'RunTask', ph: 'X', pid: 7, tid: 1, dur: 60_000 },
+      { name: 'thread_name', ph: 'M', pid: 7, tid: 1, ts: 0, args: { name: 'CrRendererMain' } },
+      { name: 'thread_name', ph: 'M', pid: 7, tid: 2, ts: 0, args: { name: 'Compositor' } },
+      { name: 'RunTask', ph: 'X', pid: 7, tid: 1, ts: 0, dur: 12_000, tdur: 11_000 },
+      // 130 ms of wall time, of which the renderer ran 40 ms (descheduled the rest).
+      { name: 'RunTask', ph: 'X', pid: 7, tid: 1, ts: 100_000, dur: 130_400, tdur: 40_000 },
+      { name: 'Layout', ph: 'X', pid: 7, tid: 1, ts: 110_000, dur: 30_000 },
+      { name: 'FunctionCall', ph: 'X', pid: 7, tid: 1, ts: 150_000, dur: 70_000 },
+      { name: 'RunTask', ph: 'X', pid: 7, tid: 1, ts: 300_000, dur: 60_000, tdur: 59_000 },
       // Another thread's long task is not the page's.
-      { name: 'RunTask', ph: 'X', pid: 7, tid: 2, dur: 900_000 },
-      { name: 'FunctionCall', ph: 'X', pid: 7, tid: 1, dur: 500_000 },
+      { name: 'RunTask', ph: 'X', pid: 7, tid: 2, ts: 0, dur: 900_000, tdur: 900_000 },
     ] };
-    assert.deepEqual(mainThreadTasks(trace),
-      { tasks: 3, tasksOver50Ms: 2, tasksOverStallMs: 1, longestTaskMs: 130 });
+    assert.deepEqual(mainThreadTasks(trace), {
+      tasks: 3, tasksOver50Ms: 2, tasksOverStallMs: 1, tasksOverStallMsByCpu: 0,
+      longestTaskMs: 130, longestTaskCpuMs: 59,
+      insideLongTasksMs: { FunctionCall: 70, Layout: 30 },
+    });
   });
 });
