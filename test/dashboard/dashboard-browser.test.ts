@@ -4,7 +4,8 @@
  * - /ui shows every member live and names the leader;
  * - kill -9 of the leader: the page names the new leader and why its term started, within
  *   3 election timeouts (plus the page's own redraw and a loaded machine's slack);
- * - `conclave lock` held by a process: the page shows its holder and fencing token;
+ * - `conclave lock` and `conclave elect` held by processes: the page shows holder, leader and
+ *   fencing tokens;
  * - a recorded `raft` seed of 5 nodes replays with every checker held;
  * - a recorded seed (raft-vote-restart, 5 nodes, seed 10, mutant voteNotPersisted) steps to the
  *   checker's verdict and shows the two leaders of the term the checker named;
@@ -163,7 +164,8 @@ describe('dashboard: in a real browser', { skip }, () => {
     await shoot(page, 'cluster-down');
   });
 
-  test('a lock held with `conclave lock` shows its holder and fencing token', async () => {
+  test('a lock held with `conclave lock` and an election held with `conclave elect` show ' +
+    'their holder and fencing token', async () => {
     const endpoints = ready.endpoints.filter((_, i) => i !== 0 || ready.leader !== 'n1');
     const lock = spawn(process.execPath, [BIN, 'lock', 'nightly-report', '--id', 'reporter-1',
       '--endpoints', ready.endpoints.join(','), '--',
@@ -180,6 +182,19 @@ describe('dashboard: in a real browser', { skip }, () => {
     await waitFor(async () => ((await row.locator('td.holder').textContent()) ?? '')
       .startsWith('reporter-1') ? true : undefined, 10_000, 'the holder');
     assert.equal((await row.locator('td.token').textContent())?.trim(), token);
+    // An election held with `conclave elect`: its leader and fencing token on the same tab.
+    const elect = spawn(process.execPath, [BIN, 'elect', 'report-scheduler', '--id', 'monitor-1',
+      '--endpoints', ready.endpoints.join(',')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(elect);
+    let elected = '';
+    elect.stdout!.on('data', (chunk: Buffer) => (elected += chunk.toString()));
+    const electionToken = await waitFor(async () => /elected .*fencingToken=(\d+)/
+      .exec(elected)?.[1], 30_000, 'the election');
+    const election = page.locator('tr[data-recipe="election/report-scheduler"]');
+    await election.waitFor({ timeout: 10_000 });
+    await waitFor(async () => ((await election.locator('td.holder').textContent()) ?? '')
+      .startsWith('monitor-1') ? true : undefined, 10_000, 'the election\'s leader');
+    assert.equal((await election.locator('td.token').textContent())?.trim(), electionToken);
     await page.waitForSelector('div.lease', { timeout: 10_000 });
     await shoot(page, 'recipes');
     await openTab(page, 'keys');
@@ -189,6 +204,7 @@ describe('dashboard: in a real browser', { skip }, () => {
     await page.waitForSelector('[data-testid="rates-chart"] canvas');
     await shoot(page, 'throughput');
     lock.kill('SIGTERM');
+    elect.kill('SIGTERM');
   });
 
   test('a recorded raft seed of 5 nodes replays: every node, and every checker held',
@@ -213,8 +229,8 @@ describe('dashboard: in a real browser', { skip }, () => {
       '--nodes', '5', '--seed', '10', '--mutant', 'voteNotPersisted', '--record', file],
     { encoding: 'utf8' });
     assert.equal(sim.status, 1, sim.stdout + sim.stderr);
-    const fired = /VIOLATION election-safety at [\d.]+ ms: two leaders in term (\d+): (n\d) and (n\d)/
-      .exec(sim.stdout);
+    const fired = new RegExp('VIOLATION election-safety at [\\d.]+ ms: ' +
+      'two leaders in term (\\d+): (n\\d) and (n\\d)').exec(sim.stdout);
     assert.ok(fired, sim.stdout);
     const [, term, one, other] = fired;
     assert.match(sim.stdout, /recorded seed 10/);
@@ -232,6 +248,10 @@ describe('dashboard: in a real browser', { skip }, () => {
     const twoLeaders = await view.locator(`li.two-leaders[data-term="${term}"]`).textContent();
     assert.match(twoLeaders ?? '', new RegExp(`term ${term}: (${one} and ${other}|${other} and ` +
       `${one}) — TWO LEADERS`));
+    // And the stage draws both as leaders of that term at that instant (seed 10: the first,
+    // cut off, has not yet stepped down when the second wins).
+    assert.equal(await view.locator('svg.stage text.sub').allTextContents().then((texts) =>
+      texts.filter((t) => t === `leader t${term}`).length), 2);
     await shoot(view, 'replay');
     await view.close();
   });
