@@ -59,7 +59,6 @@ export const KNOWN_OFFENDERS: Omit<ShapeBaseline, 'allowedFunctions'> = {
     'src/sim/scenarios/raft/raft-operator.ts': 2,
     'src/sim/scenarios/raft/raft-scenario.ts': 36,
     'src/sim/scenarios/raft/raft-workload.ts': 1,
-    'src/sim/scenarios/raft/vote-restart-scenario.ts': 2,
     'src/sim/sim-network.ts': 2,
     'src/sim/sim-storage.ts': 1,
   },
