@@ -139,7 +139,12 @@ describe('client: holding through a pause (real processes)',
       t.diagnostic(`round ${round}: paused ${Math.round(resumedAtMs - stoppedAtMs)} ms; `
         + `${beforeResume} writes under token ${stale} before; ${aborted.text}; ${done.text}`);
 
-      assert.match(aborted.text, /name=AbortError lossReason=(stalled|lease-ended) /);
+      // Which cause is reported first is a race on resume: the stall tick, the lease's
+      // deadline, or the watch event for the key the expired lease deleted (read from the socket
+      // before the tick fires; seen once in a loaded CI run). Any of them ends the holding; what
+      // matters is that nothing is sent under the stale token, asserted below.
+      assert.match(aborted.text,
+        /name=AbortError lossReason=(stalled|lease-ended|key-deleted) /);
       assert.match(aborted.text, /code=CONCLAVE_LEASE_EXPIRED$/);
       assert.equal(resource.count(stale, resumedAtMs), 0,
         `round ${round}: the resumed holder sent a request under its stale token`);
