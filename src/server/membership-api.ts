@@ -91,6 +91,11 @@ export class MembershipApi {
       if (outcome.kind === 'applied') {
         return this.send(res, 200, { ...change, index: outcome.index, ...this.list() as object });
       }
+      if (outcome.kind !== 'unknown' && outcome.reason.startsWith('no-commit-in-term')) {
+        // Right after an election: as retryable as one under way, and the CLI retries it.
+        return this.send(res, 503, { error: { code: 'CONCLAVE_NO_LEADER', outcome: 'failed',
+          message: refusalLine(outcome.reason) } });
+      }
       this.refuse(res, outcome.kind === 'unknown' ? `outcome unknown: ${outcome.reason}`
         : refusalLine(outcome.reason), outcome.kind === 'unknown' ? 504 : 409);
     });
