@@ -118,7 +118,8 @@ function finalLine(runs: PutRuns, context: BenchContext): string {
     return `${own}, etcd ${e.map(fmt).join('/')}, ` +
       `conclave/etcd ${c.map((v, i) => fmt(ratio(v, e[i]))).join('/')}`;
   };
-  const peers = context.options.peerTls ? 'peer mTLS' : 'peers plain TCP';
+  const peers = (context.options.peerTls ? 'peer mTLS' : 'peers plain TCP')
+    + (context.options.auth ? ', auth on (root token)' : '');
   const head = `put (${levels.join('/')} in flight, 3 members, ${peers}, fsync on, heartbeat ` +
     `${PUT_TIMING.heartbeatMs} ms, election ${PUT_TIMING.electionTimeoutMs} ms):`;
   const tail = runs.etcd === undefined ? ' (add --vs etcd for the reference)' : '';

@@ -58,7 +58,7 @@ export const readSuite: Suite = {
       warmupMs: context.options.warmupMs, windowMs: context.options.windowMs, runs,
       ratios: ratiosOf(runs),
     };
-    return { finalLine: finalLine(runs), figures: { ...figures, auth: context.options.auth },
+    return { finalLine: finalLine(runs, context.options.auth), figures: { ...figures, auth: context.options.auth },
       chartSvg: readChart(runs), resultName: context.options.auth ? 'read-auth' : undefined };
   },
 };
@@ -159,7 +159,7 @@ function ratiosOf(runs: ReadRuns): ReadRatios[] {
 }
 
 /** `read (...): linearizable ops/s conclave a/b, etcd c/d, conclave/etcd x/y; ...` */
-function finalLine(runs: ReadRuns): string {
+function finalLine(runs: ReadRuns, auth: boolean): string {
   const part = (label: string, consistency: ReadConsistency,
     pick: (level: ReadLevel) => number): string => {
     const values = (system: SystemName): (number | undefined)[] => READ_INFLIGHT.map((n) => {
@@ -176,6 +176,7 @@ function finalLine(runs: ReadRuns): string {
   ];
   const { keySpaceSize, valueBytes } = READ_WORKLOAD;
   return `read (${READ_INFLIGHT.join('/')} in flight, one key of ${keySpaceSize} per read, ` +
-    `${valueBytes} B values, 3 members, to the leader): ${parts.join('; ')}` +
+    `${valueBytes} B values, 3 members, to the leader${auth ? ', auth on (root token)' : ''}): ` +
+    `${parts.join('; ')}` +
     referenceHint(runs.etcd !== undefined);
 }
