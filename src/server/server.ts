@@ -168,6 +168,12 @@ export async function startServer(config: ServerConfig, logger: Logger,
       `wal repaired: ${repair.action}`);
   }
   const { clusterId } = data.identity;
+  // The start's first milestone (startup-timeline.ts has the others): until startServer ran,
+  // Node's start and module loading; then the data dir (identity, WAL and snapshot file read).
+  const walOpenedAtMs = performance.now();
+  logger.info({ atMs: Math.round(walOpenedAtMs), moduleLoadMs: Math.round(startedAtMs),
+    ms: Math.round(walOpenedAtMs - startedAtMs), entries: data.wal.recovered.entries.length,
+    snapshotIndex: data.wal.recovered.snapshot?.meta.index ?? 0 }, 'wal opened');
   if (data.bootstrapped) logger.info({ clusterId, dataDir: data.directory }, 'new member');
   const transport = await TcpTransport.listen<PeerMessage>({
     localId: config.name,
