@@ -248,18 +248,25 @@ export class ConsistentCore {
         }
         c.onRaftEvent?.(event);
       },
-      onFatal: (error) => {
-        c.logger.error({ error: error.message }, 'raft stopped: storage failure');
-        c.onFatal?.(error);
-      },
+      onFatal: (error) => this.fatal(error),
       onSnapshot: (event) => {
         c.logger.info({ index: event.index, sizeBytes: event.sizeBytes }, `snapshot ${event.kind}`);
         c.onSnapshot?.(event);
       },
     }, runtimeConfig);
+    this.startTimeline(opened.wal);
+  }
+
+  /** The constructor restored what the disk held: the replay runs from there. */
+  private startTimeline(wal: Wal): void {
     this.opening = false;
-    const recovered = opened.wal.recovered;
-    this.timeline.recovered(recovered.snapshot?.meta.index ?? 0, recovered.hardState.commitIndex);
+    const { snapshot, hardState } = wal.recovered;
+    this.timeline.recovered(snapshot?.meta.index ?? 0, hardState.commitIndex);
+  }
+
+  private fatal(error: Error): void {
+    this.c.logger.error({ error: error.message }, 'raft stopped: storage failure');
+    this.c.onFatal?.(error);
   }
 
   private pollTimeline(): void {
@@ -443,7 +450,8 @@ export class ConsistentCore {
   private restore(data: Uint8Array): void {
     const startMs = this.c.clock.monotonicMs();
     restoreKvSnapshot(this.store, data);
-    if (this.opening) this.timeline.snapshotLoaded(data.length, this.c.clock.monotonicMs() - startMs);
+    const decodeMs = this.c.clock.monotonicMs() - startMs;
+    if (this.opening) this.timeline.snapshotLoaded(data.length, decodeMs);
     this.arrivals.clear();
     this.leases.resync();
     this.c.onApplied?.(this.store.revision, true);

@@ -177,36 +177,28 @@ export function decodeSnapshot(bytes: Uint8Array): Snapshot | string {
     return out;
   };
   // Read as untrusted: a damaged or forged file must not hand the transport a bad address.
-  const peerAddrs = (members: readonly NodeId[]): PeerAddrRecord[] => {
-    if (version === 1) return [];
+  const records = <T>(since: number, members: readonly NodeId[], field: 'addr' | 'url',
+    validate: (raw: unknown, members: ReadonlySet<string>) => T[] | string): T[] => {
+    if (version < since) return [];
     const count = u16();
-    const raw: { id: string; addr: string }[] = [];
-    for (let i = 0; i < count; i++) raw.push({ id: text(), addr: text() });
-    const records = validatePeerAddrs(raw, new Set<string>(members));
-    return typeof records === 'string' ? fail(records) : records;
-  };
-  const clientUrls = (members: readonly NodeId[]): ClientUrlRecord[] => {
-    if (version < 3) return [];
-    const count = u16();
-    const raw: { id: string; url: string }[] = [];
-    for (let i = 0; i < count; i++) raw.push({ id: text(), url: text() });
-    const records = validateClientUrls(raw, new Set<string>(members));
-    return typeof records === 'string' ? fail(records) : records;
+    const raw: Record<string, string>[] = [];
+    for (let i = 0; i < count; i++) raw.push({ id: text(), [field]: text() });
+    const valid = validate(raw, new Set<string>(members));
+    return typeof valid === 'string' ? fail(valid) : valid;
   };
   try {
     const index = u64() as LogIndex;
     const term = u64() as Term;
     const voters = ids();
     const learners = ids();
-    const records = peerAddrs([...voters, ...learners]);
-    const urls = clientUrls([...voters, ...learners]);
+    const addrs = records<PeerAddrRecord>(2, [...voters, ...learners], 'addr', validatePeerAddrs);
+    const urls = records<ClientUrlRecord>(3, [...voters, ...learners], 'url', validateClientUrls);
     const dataBytes = u64();
     if (at + dataBytes !== body) fail(`data of ${dataBytes} bytes does not end at the checksum`);
     const data = bytes.slice(need(dataBytes), at);
     if (index < 1 || term < 1) fail(`index ${index} / term ${term} must be above 0`);
     if (voters.length === 0) fail('no voters');
-    const membership = { voters, learners,
-      ...(records.length === 0 ? {} : { peerAddrs: records }),
+    const membership = { voters, learners, ...(addrs.length === 0 ? {} : { peerAddrs: addrs }),
       ...(urls.length === 0 ? {} : { clientUrls: urls }) };
     return { meta: { index, term, membership }, data };
   } catch (error) {
