@@ -97,13 +97,15 @@ describe('cli: snapshot', { skip: !BUILT && 'run npm run build first' }, () => {
     const newLeader = await restored.waitForLeader();
     assert.deepEqual(await everyKey(restored.endpoint(newLeader)), expected);
     assert.notEqual(clusterIdOf(restored, newLeader), clusterIdOf(original, leader));
-    // The members reach each other at the new --cluster addresses.
+    // The members reach each other at the new --cluster addresses (the leader's own port, and
+    // the test's proxy to each other member: RealCluster puts one on every link).
     const listed = await run(['member', 'list', '--json', '--endpoints',
       restored.endpoint(newLeader), ...cliClientFlags()]);
     const rows = (JSON.parse(listed.out[0] ?? '{}') as { members?: { name: string;
       peerAddr: string | null }[] }).members ?? [];
     assert.deepEqual(rows.map((r) => [r.name, r.peerAddr]).sort(), restored.members.map((m) =>
-      [m.name, `127.0.0.1:${m.peerPort}`]).sort());
+      [m.name, `127.0.0.1:${m === newLeader ? m.peerPort
+        : restored.proxies.get(`${newLeader.name}>${m.name}`)!.port}`]).sort());
     assert.ok(restored.members.every((m) => !original.members.some((o) => o.peerPort
       === m.peerPort)), 'restored onto other ports');
     // The restored cluster takes writes after the backup's revision.
