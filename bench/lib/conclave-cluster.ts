@@ -1,6 +1,7 @@
 /**
  * A Conclave consistent core under test: `conclave server` processes (the built bin, as users
- * run it) on loopback, fsync on (the write-ahead log's default), logs at warn level.
+ * run it) on loopback, fsync on (the write-ahead log's default), logs at warn level (info
+ * when a suite asks, `logLevel`).
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,8 @@ export const CONCLAVE_BIN = fileURLToPath(new URL('../../bin/conclave.js', impor
 export class ConclaveCluster extends BenchCluster {
   readonly system = 'conclave' as const;
   protected readonly statusPath = { method: 'GET', path: '/v1/status' } as const;
+  /** The members' --log-level from their next launch (soak's restart reads info lines). */
+  logLevel: 'warn' | 'info' = 'warn';
 
   protected commandFor(member: BenchMember): { command: string; args: string[] } {
     const cluster = this.members.map((m) => `${m.name}=${m.peerHostPort}`).join(',');
@@ -28,7 +31,7 @@ export class ConclaveCluster extends BenchCluster {
         '--peer-addr', member.peerHostPort, '--client-addr', member.clientHostPort,
         '--cluster', cluster, '--client-urls', clientUrls,
         '--heartbeat-ms', String(this.timing.heartbeatMs),
-        '--election-timeout-ms', String(this.timing.electionTimeoutMs), '--log-level', 'warn',
+        '--election-timeout-ms', String(this.timing.electionTimeoutMs), '--log-level', this.logLevel,
         ...this.peerAuthArgs(member)],
     };
   }

@@ -10,11 +10,12 @@
  * puts, and the restart within 2× of etcd's.
  */
 import * as http from 'node:http';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { barPanelsSvg } from '../lib/bar-panels.js';
 import { SYSTEM_COLOURS } from '../lib/chart.js';
 import type { BenchCluster, BenchMember, ClusterTiming } from '../lib/cluster.js';
+import { ConclaveCluster } from '../lib/conclave-cluster.js';
 import { newCluster, type BenchContext, type Suite, type SuiteOutcome } from '../lib/context.js';
 import { referenceHint } from '../lib/final-line.js';
 import { post } from '../lib/http.js';
@@ -60,6 +61,8 @@ export interface SoakRun {
   readonly restartMs: number;
   /** Conclave: log entries after each member's newest snapshot before the stop (to replay). */
   readonly entriesToReplay?: readonly number[];
+  /** Conclave: each member's start, from its info lines (`restartPhases`). */
+  readonly restartPhases?: readonly RestartPhases[];
   readonly errors: number;
 }
 
@@ -99,17 +102,25 @@ async function soakOne(system: SystemName, context: BenchContext): Promise<SoakR
       context.say(`soak: ${system} ${describe(sample)}`);
     }
     const entriesToReplay = system === 'conclave' ? await logAfterSnapshots(cluster) : undefined;
+    // Conclave's members log their start's milestones at info level (startup-timeline.ts).
+    const logOffsets = cluster.members.map((m) => statSync(m.logFile, { throwIfNoEntry: false })
+      ?.size ?? 0);
+    if (cluster instanceof ConclaveCluster) cluster.logLevel = 'info';
     const restartMs = await restart(cluster, writer);
     context.say(`soak: ${system} restart of all 3 members: ${fmt(restartMs / 1000)} s` +
       (entriesToReplay === undefined ? '' : ` (entries after the newest snapshot: ` +
         `${entriesToReplay.join('/')})`));
+    const restartPhases = cluster instanceof ConclaveCluster
+      ? cluster.members.map((m, i) => restartPhasesOf(m, logOffsets[i] ?? 0)) : undefined;
+    if (restartPhases !== undefined) context.say(`soak: ${system} ${describePhases(restartPhases)}`);
     const rssGrowthMax = Math.max(...cluster.members.map((m) => {
       const first = samples[0]?.members.find((x) => x.name === m.name)?.rssMiB;
       const final = samples[samples.length - 1]?.members.find((x) => x.name === m.name)?.rssMiB;
       return ratio(final, first) ?? Number.NaN;
     }));
     return { samples, rssGrowthMax, restartMs, errors: writer.errors,
-      ...(entriesToReplay === undefined ? {} : { entriesToReplay }) };
+      ...(entriesToReplay === undefined ? {} : { entriesToReplay }),
+      ...(restartPhases === undefined ? {} : { restartPhases }) };
   } catch (error) {
     for (const member of cluster.members) {
       context.say(`${system} ${member.name} log:\n${cluster.logTail(member)}`);
@@ -217,6 +228,62 @@ async function logAfterSnapshots(cluster: BenchCluster): Promise<number[]> {
     counts.push(status.appliedIndex - status.snapshotIndex);
   }
   return counts;
+}
+
+/**
+ * One Conclave member's restart from its log (ms since its process started, its own clock):
+ * `wal opened` (with the time until startServer ran: Node's start and module loading), the
+ * snapshot's decode, the replay, `ready`. Undefined fields: the line was not found.
+ */
+export interface RestartPhases {
+  readonly name: string;
+  readonly moduleLoadMs?: number;
+  readonly walOpenMs?: number;
+  readonly snapshotBytes?: number;
+  readonly snapshotDecodeMs?: number;
+  readonly replayedEntries?: number;
+  readonly replayMs?: number;
+  /** When the replay ended. */
+  readonly replayedAtMs?: number;
+  readonly readyAtMs?: number;
+}
+
+function restartPhasesOf(member: BenchMember, fromOffset: number): RestartPhases {
+  const text = readFileSync(member.logFile).subarray(fromOffset).toString('utf8');
+  const phases: Record<string, number | string> = { name: member.name };
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    let entry: Record<string, unknown>;
+    try {
+      entry = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    const msg = String(entry['msg'] ?? '');
+    const n = (key: string): number => Number(entry[key]);
+    if (msg === 'wal opened') {
+      Object.assign(phases, { moduleLoadMs: n('moduleLoadMs'), walOpenMs: n('ms') });
+    } else if (msg.startsWith('snapshot loaded ') && phases['snapshotBytes'] === undefined) {
+      Object.assign(phases, { snapshotBytes: n('sizeBytes'), snapshotDecodeMs: n('ms') });
+    } else if (msg.startsWith('replayed ') && phases['replayMs'] === undefined) {
+      Object.assign(phases, { replayedEntries: n('entries'), replayMs: n('ms'),
+        replayedAtMs: n('atMs') });
+    } else if (msg === 'ready' && phases['readyAtMs'] === undefined) {
+      phases['readyAtMs'] = n('atMs');
+    }
+  }
+  return phases as unknown as RestartPhases;
+}
+
+function describePhases(all: readonly RestartPhases[]): string {
+  const each = (f: (p: RestartPhases) => number | undefined): string =>
+    all.map((p) => (f(p) === undefined ? '?' : fmt(f(p)!))).join('/');
+  return `restart phases (${all.map((p) => p.name).join('/')}; ms since each process started): `
+    + `Node start + modules ${each((p) => p.moduleLoadMs)}, data dir (WAL + snapshot file read) `
+    + `${each((p) => p.walOpenMs)}, snapshot decode ${each((p) => p.snapshotDecodeMs)} `
+    + `(${each((p) => p.snapshotBytes === undefined ? undefined : p.snapshotBytes / 2 ** 20)} MiB)`
+    + `, replay ${each((p) => p.replayMs)} (${each((p) => p.replayedEntries)} entries) ending at `
+    + `${each((p) => p.replayedAtMs)}, ready at ${each((p) => p.readyAtMs)}`;
 }
 
 /** Stops every member, launches all three, and times until a linearizable read answers. */

@@ -6,6 +6,12 @@
  * cluster's id, and its snapshot file holds the backup's state with the new membership. Every
  * member of the new cluster is restored from the same file, so their logs agree from the
  * snapshot's index on; they then start with `conclave server` as a new cluster.
+ *
+ * New machines, new addresses: a backup holds the store only, no membership, and the restored
+ * snapshot names the members and nothing else (no recorded peer address, no client URL), so
+ * each restored member reaches the others at its `--cluster` addresses, and each publishes its
+ * client URL anew once it runs (client-url-publisher.ts). Nothing of the old cluster's
+ * addresses can reach the new one.
  */
 import { dataDirIsEmpty } from '../adapters/data-dir.js';
 import type { NodeId } from '../core/ids.js';

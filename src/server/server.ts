@@ -12,7 +12,6 @@ import {
 } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
-import { RAFT_MESSAGE_VALIDATOR } from '../adapters/message-validators.js';
 import { formatPeerAddress, type PeerAddress } from '../adapters/peer-address.js';
 import { SystemClock } from '../adapters/system-clock.js';
 import { SystemRandom } from '../adapters/system-random.js';
@@ -21,7 +20,7 @@ import { formatConfigProblems } from '../core/config.js';
 import type { NodeId } from '../core/ids.js';
 import { KV_STORE_DEFAULTS, type KvStoreConfig } from '../core/kv/index.js';
 import {
-  ENTRY_OVERHEAD_BYTES, RAFT_DEFAULTS_LAN, type Membership, type RaftMessage, type RaftTuning,
+  clientUrlOfMember, ENTRY_OVERHEAD_BYTES, RAFT_DEFAULTS_LAN, type Membership, type RaftTuning,
 } from '../core/raft/index.js';
 import { ConfigInvalidError, CoordError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
@@ -36,6 +35,10 @@ import type { EventFeed } from './event-feed.js';
 import { ClientGuard } from './client-guard.js';
 import { leaderlessAnswer } from './request-verdicts.js';
 import { learningPeerAddresses, LoggedPeerAddresses } from './logged-peer-addresses.js';
+import {
+  ClientUrlPublisher, PEER_MESSAGE_VALIDATOR, publishableClientUrl, raftPeerTransport,
+  type PeerMessage,
+} from './client-url-publisher.js';
 import {
   COMMAND_ENCODING_SLACK_BYTES, REQUEST_BYTES_CEILING, type ClientLimits,
 } from './client-limits.js';
@@ -165,12 +168,19 @@ export async function startServer(config: ServerConfig, logger: Logger,
       `wal repaired: ${repair.action}`);
   }
   const { clusterId } = data.identity;
+  // The start's first milestone (startup-timeline.ts has the others): until startServer ran,
+  // Node's start and module loading; then the data dir (identity, WAL and snapshot file read).
+  const walOpenedAtMs = performance.now();
+  logger.info({ atMs: Math.round(walOpenedAtMs), moduleLoadMs: Math.round(startedAtMs),
+    ms: Math.round(walOpenedAtMs - startedAtMs), entries: data.wal.recovered.entries.length,
+    snapshotIndex: data.wal.recovered.snapshot?.meta.index ?? 0 }, 'wal opened');
   if (data.bootstrapped) logger.info({ clusterId, dataDir: data.directory }, 'new member');
-  const transport = await TcpTransport.listen<RaftMessage>({
+  const transport = await TcpTransport.listen<PeerMessage>({
     localId: config.name,
     listen: { host: config.peerAddress.host, port: config.peerAddress.port },
     peers: new Map([...config.cluster].filter(([id]) => id !== config.name)),
-    validate: RAFT_MESSAGE_VALIDATOR,
+    // Raft's messages, and the client URLs members send their leader (client-url-publisher.ts).
+    validate: PEER_MESSAGE_VALIDATOR,
     random,
     // Peers of another cluster (another id) are refused in the handshake.
     config: { clusterName: `${config.clusterName}/${clusterId}`,
@@ -192,6 +202,9 @@ export async function startServer(config: ServerConfig, logger: Logger,
   const addresses = new LoggedPeerAddresses(config.name, transport,
     logger.child({ component: 'peer-transport' }));
   let membershipOf = (): Membership | undefined => undefined;
+  let publisher: ClientUrlPublisher | undefined;
+  const raftTransport = raftPeerTransport(transport,
+    (from, url) => publisher?.onClientUrl(from, url));
   const core = closingOnThrow(() => ConsistentCore.open({
     id: config.name,
     // Joining a running cluster: a learner until promoted (the log's config entries rule).
@@ -208,7 +221,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
     autoCompaction: config.autoCompaction,
   }, {
     clock, timer: clock, random, logger: logger.child({ component: 'raft' }),
-    transport: measurePeerRoundTrips(learningPeerAddresses(transport, addresses,
+    transport: measurePeerRoundTrips(learningPeerAddresses(raftTransport, addresses,
       () => membershipOf()), clock, (peer, ms) => {
       metrics.peerRoundTrip.observe(ms / 1000);
       feed?.onPeerRoundTrip(peer, ms);
@@ -261,10 +274,24 @@ export async function startServer(config: ServerConfig, logger: Logger,
   progressTimer.unref();
   // Every member serves clients the same way: TLS on one means TLS on all.
   const scheme = clientTls === undefined ? 'http' : 'https';
+  const selfClientUrl = `${scheme}://${formatPeerAddress(config.clientAddress)}`;
+  // A member's own URL as it published it (the log's) wins over the flag, which may predate it.
   const clientUrlOf = (id: NodeId): string | undefined => {
+    if (id === config.name) return selfClientUrl;
+    const published = clientUrlOfMember(core.runtime.node.membership(), id);
+    if (published !== undefined) return published;
     const address = config.clientAddresses.get(id);
     return address === undefined ? undefined : `${scheme}://${formatPeerAddress(address)}`;
   };
+  publisher = new ClientUrlPublisher({ selfId: config.name, core: {
+    status: () => core.status(),
+    changeMembership: (change, done) => core.runtime.changeMembership(change, done),
+  }, clientUrl: publishableClientUrl(scheme, config.clientAddress.host,
+    formatPeerAddress(config.clientAddress)), send: (to, message) => transport.send(to, message),
+  clock, intervalMs: Math.max(200, 4 * config.heartbeatMs),
+  logger: logger.child({ component: 'membership' }) });
+  // Started once clients can be served at the URL (below).
+  let publishTimer: ReturnType<typeof setInterval> | undefined;
   feed = eventFeedOf(core, clock, random, config.heartbeatMs);
   const feedTimers = startEventFeedTimers(feed);
   const keepAlives = timedKeepAlives(servedKeepAlives(core, feed, clock), clock, metrics);
@@ -276,7 +303,11 @@ export async function startServer(config: ServerConfig, logger: Logger,
     logger: logger.child({ component: 'lease-stream' }), auth: { gate: auth, store: core.store } });
   const hub = watches;
   const requestTimeoutMs = 4 * config.electionTimeoutMs;
-  const status = (): unknown => ({ ...statusOf(core, config, clientUrlOf), alarms: quota.alarms,
+  const peerUrlOf = (id: NodeId): string | undefined => {
+    const address = id === config.name ? config.peerAddress : transport.peerAddress(id);
+    return address === undefined ? undefined : `${peerScheme(config)}://${formatPeerAddress(address)}`;
+  };
+  const status = (): unknown => ({ ...statusOf(core, peerUrlOf, clientUrlOf), alarms: quota.alarms,
     version: CONCLAVE_VERSION, uptimeMs: Math.round(performance.now() - startedAtMs),
     dataSizeBytes: directorySizeBytes(data.directory) });
   const clientStreams = new ClientStreamHub({ watches: hub, guard, limits,
@@ -331,6 +362,7 @@ export async function startServer(config: ServerConfig, logger: Logger,
   function closeListeners(): Promise<void> {
     closing ??= (async () => {
       clearInterval(progressTimer);
+      clearInterval(publishTimer);
       feedTimers.stop();
       extra?.close();
       watches?.closeAll();
@@ -350,13 +382,16 @@ export async function startServer(config: ServerConfig, logger: Logger,
     await data.close();
     throw error;
   });
-  const clientUrl = `${scheme}://${formatPeerAddress(config.clientAddress)}`;
+  const clientUrl = selfClientUrl;
+  publishTimer = setInterval(() => publisher?.tick(), Math.max(200, 4 * config.heartbeatMs));
+  publishTimer.unref();
   logger.info({ clientUrl, peer: formatPeerAddress(config.peerAddress),
     peerAuthentication: authentication.kind }, 'conclave server started');
   return {
     id: config.name, clientUrl, peerAddress: config.peerAddress, core,
     stop: async (options = {}) => {
       clearInterval(progressTimer);
+      clearInterval(publishTimer);
       feedTimers.stop();
       extra?.close();
       watches?.closeAll();
@@ -441,7 +476,8 @@ function raftTuning(config: ServerConfig): RaftTuning {
   };
 }
 
-function statusOf(core: ConsistentCore, config: ServerConfig,
+/** This member's status; `members`: the membership in force (an added member included). */
+function statusOf(core: ConsistentCore, peerUrlOf: (id: NodeId) => string | undefined,
   clientUrlOf: (id: NodeId) => string | undefined): Record<string, unknown> {
   // A stopped member has no role: saying "leader" after a fatal error would be a lie (503).
   if (core.runtime.isStopped) {
@@ -455,8 +491,9 @@ function statusOf(core: ConsistentCore, config: ServerConfig,
     snapshotIndex: status.snapshotIndex,
     revision: core.store.revision, leases: core.store.leaseCount,
     dbSizeBytes: core.store.keyspaceBytes,
-    members: [...config.cluster].map(([id, peer]) => ({
-      id, peerUrl: `${peerScheme(config)}://${formatPeerAddress(peer)}`, clientUrl: clientUrlOf(id) ?? null,
+    members: [...status.membership.voters, ...status.membership.learners].map((id) => ({
+      id, peerUrl: peerUrlOf(id) ?? null, clientUrl: clientUrlOf(id) ?? null,
+      ...(status.membership.learners.includes(id) ? { learner: true } : {}),
       ...(progress.has(id) ? { matchIndex: progress.get(id)!.matchIndex, replication: progress.get(id)!.state,
         lastContactMsAgo: Math.max(0, Math.round(performance.now() - progress.get(id)!.lastContactMs)) } : {}),
     })),

@@ -6,7 +6,8 @@
  * refuses the backed-up cluster's own id and a non-empty data dir, then seeds three new data
  * dirs; the restored cluster starts, elects a leader and serves every key of the backup (a
  * linearizable range equals the original's), under a cluster id that differs from the
- * original's. Method: real processes and sockets, every wait a condition with a deadline.
+ * original's, its members on other ports than the original's (given by `--cluster`) and
+ * listing those addresses. Method: real processes and sockets, every wait a condition with a deadline.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -75,9 +76,9 @@ describe('cli: snapshot', { skip: !BUILT && 'run npm run build first' }, () => {
       serverArgs: ['--initial-cluster-token', token],
       beforeLaunch: async (cluster) => {
         const initial = cluster.members.map((m) => `${m.name}=127.0.0.1:${m.peerPort}`).join(',');
-        const restore = (name: string, dir: string, tokenGiven: string) => run(['snapshot',
-          'restore', file, '--data-dir', dir, '--name', name, '--initial-cluster', initial,
-          '--initial-cluster-token', tokenGiven]);
+        const restore = (name: string, dir: string, tokenGiven: string,
+          flag = '--initial-cluster') => run(['snapshot', 'restore', file, '--data-dir', dir,
+          '--name', name, flag, initial, '--initial-cluster-token', tokenGiven]);
         // The original's names and (empty) token would make the original's cluster id.
         const same = await restore('n1', join(restoredDirs, 'same'), '');
         assert.equal(same.code, 2);
@@ -87,7 +88,8 @@ describe('cli: snapshot', { skip: !BUILT && 'run npm run build first' }, () => {
         const full = await restore('n1', join(restoredDirs, 'full'), token);
         assert.match(full.err[0] ?? '', /is not empty/);
         for (const m of cluster.members) {
-          const r = await restore(m.name, join(cluster.dataDir, m.name), token);
+          // conclave server's name for the flag; the ports are new (not the original's).
+          const r = await restore(m.name, join(cluster.dataDir, m.name), token, '--cluster');
           assert.equal(r.code, 0, r.err.join('\n'));
         }
       } });
@@ -95,6 +97,17 @@ describe('cli: snapshot', { skip: !BUILT && 'run npm run build first' }, () => {
     const newLeader = await restored.waitForLeader();
     assert.deepEqual(await everyKey(restored.endpoint(newLeader)), expected);
     assert.notEqual(clusterIdOf(restored, newLeader), clusterIdOf(original, leader));
+    // The members reach each other at the new --cluster addresses (the leader's own port, and
+    // the test's proxy to each other member: RealCluster puts one on every link).
+    const listed = await run(['member', 'list', '--json', '--endpoints',
+      restored.endpoint(newLeader), ...cliClientFlags()]);
+    const rows = (JSON.parse(listed.out[0] ?? '{}') as { members?: { name: string;
+      peerAddr: string | null }[] }).members ?? [];
+    assert.deepEqual(rows.map((r) => [r.name, r.peerAddr]).sort(), restored.members.map((m) =>
+      [m.name, `127.0.0.1:${m === newLeader ? m.peerPort
+        : restored.proxies.get(`${newLeader.name}>${m.name}`)!.port}`]).sort());
+    assert.ok(restored.members.every((m) => !original.members.some((o) => o.peerPort
+      === m.peerPort)), 'restored onto other ports');
     // The restored cluster takes writes after the backup's revision.
     const put = await call(restored.endpoint(newLeader), '/v1/kv/put', { key: 'bk/new',
       value: 'after', clientId: 'restored', sequence: 1 }, 10_000);

@@ -8,7 +8,9 @@
  * whole history is linearizable (WGL), so no acknowledged write was lost. The address that
  * `member add` gave is in the log: an old member restarted with its original `--cluster` (no
  * n4 in it), past a snapshot that compacted the change, still reaches n4 (with the third voter
- * gone, nothing commits unless it does). A one-member cluster refuses to remove its last voter,
+ * gone, nothing commits unless it does). n4 publishes its client URL through the log: the old
+ * members, whose --client-urls lack it, list it, and a client given only their endpoints finds
+ * n4 when it leads. A one-member cluster refuses to remove its last voter,
  * to promote a voter and to move leadership to a stranger, each on one line with exit 1.
  * Method: real processes and sockets; every wait is a condition with a deadline.
  */
@@ -16,6 +18,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { connect } from '../../src/client/index.js';
 import { cliClientFlags } from '../support/deadlines.js';
 import { call } from '../support/kv-http.js';
 import { KvWorkload } from '../support/kv-workload.js';
@@ -121,11 +124,13 @@ describe('server: live membership', { skip: !BUILT && 'run npm run build first' 
     const moved = await run(['move-leader', successor!.name, ...flags()]);
     assert.equal(moved.code, 0, moved.err.join('\n'));
     assert.match(moved.out[0] ?? '', new RegExp(`^leader is ${successor!.name}`));
-    // A new leader refuses changes until an entry of its term commits: retry that refusal only.
+    // A new leader refuses changes until an entry of its term commits, and n4's published client
+    // URL is a membership change too (one at a time): retry those refusals only.
     await waitFor(async () => {
       const gone = await run(['member', 'remove', removed!.name, ...flags()]);
       if (gone.code === 0) return true;
-      assert.match(gone.err[0] ?? '', /has not committed an entry of its term yet/);
+      assert.match(gone.err[0] ?? '',
+        /has not committed an entry of its term yet|another membership change is in progress/);
       return undefined;
     }, deadlineMs, `${removed!.name} removed`);
     await cluster.kill9(removed!);
@@ -169,8 +174,31 @@ describe('server: live membership', { skip: !BUILT && 'run npm run build first' 
     const n4 = await startJoiner(cluster, clusterId, peerPort);
     await retried(['member', 'promote', 'n4', ...flags()], deadlineMs, /./);
     await retried(['move-leader', 'n4', ...flags()], deadlineMs, /./);
+    // n4 published its client URL through the log (the old members' --client-urls lack it):
+    // they list it, and a client given only their endpoints finds n4, the leader.
+    const n4Url = `http://${cluster.endpoint(n4)}`;
+    await waitFor(async () => {
+      const r = await run(['member', 'list', '--json', '--endpoints', cluster.endpoint(n1),
+        ...cliClientFlags()]);
+      const rows = (JSON.parse(r.out[0] ?? '{}') as { members?: { name: string;
+        clientUrl: string | null }[] }).members ?? [];
+      return rows.find((m) => m.name === 'n4')?.clientUrl === n4Url ? true : undefined;
+    }, deadlineMs, 'n4 listed with its client URL by n1');
+    const status = await run(['status', '--json', '--endpoints', cluster.endpoint(n2),
+      ...cliClientFlags()]);
+    assert.equal(status.code, 0, status.err.join('\n'));
+    assert.match(status.out.join('\n'), new RegExp(`"clientUrl":"${n4Url}"`));
+    for (const transport of ['stream', 'http'] as const) {
+      const client = connect({ endpoints: original.map((m) => cluster.endpoint(m)), transport });
+      try {
+        await client.kv.put(`found-n4-${transport}`, 'yes');
+        assert.equal(client.leaderUrl, n4Url, transport);
+      } finally {
+        client.close();
+      }
+    }
     await retried(['member', 'remove', 'n2', ...flags()], deadlineMs,
-      /has not committed an entry of its term yet/);
+      /has not committed an entry of its term yet|another membership change is in progress/);
     await cluster.kill9(n2);
     // The voters are n1, n3, n4. Writes past a few snapshots: the changes are compacted away.
     const removedAt = (await cluster.status(n4))?.commitIndex ?? 0;

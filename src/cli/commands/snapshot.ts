@@ -79,8 +79,10 @@ function restoreCommand(io: CliIo): Command {
     .argument('<file>')
     .requiredOption('--data-dir <dir>', 'the new member\'s data dir (must be empty or missing)')
     .requiredOption('--name <name>', 'the new member\'s name, one of --initial-cluster')
-    .requiredOption('--initial-cluster <list>', 'the new cluster\'s members: '
-      + 'n1=HOST:PORT,n2=HOST:PORT,... (its --cluster)')
+    .option('--initial-cluster <list>', 'the new cluster\'s members: '
+      + 'n1=HOST:PORT,n2=HOST:PORT,... (its --cluster; etcdctl\'s name)')
+    .option('--cluster <list>', 'the same as --initial-cluster (conclave server\'s name); '
+      + 'the members reach each other at these addresses, whatever the backed-up cluster used')
     .requiredOption('--initial-cluster-token <token>', 'the new cluster\'s token (its '
       + '--initial-cluster-token): a new one, so that the cluster id is new')
     .option('--cluster-name <name>', 'the new cluster\'s --cluster-name',
@@ -89,8 +91,14 @@ function restoreCommand(io: CliIo): Command {
     .action(async (file: string, flags: RestoreFlags) => {
       io.exitCode = await guarded(io, 'snapshot restore', flags, async () => {
         const problems: ConfigProblem[] = [];
-        const members = [...parseMemberList(flags.initialCluster, '--initial-cluster',
-          problems).keys()];
+        const [flag, list] = flags.initialCluster !== undefined
+          ? ['--initial-cluster', flags.initialCluster] : ['--cluster', flags.cluster];
+        if (list === undefined || (flags.initialCluster !== undefined
+          && flags.cluster !== undefined && flags.cluster !== flags.initialCluster)) {
+          throw new UsageError('give the new cluster\'s members once: --cluster (or '
+            + '--initial-cluster) n1=HOST:PORT,...');
+        }
+        const members = [...parseMemberList(list, flag, problems).keys()];
         if (problems.length > 0) throw new UsageError(formatConfigProblems(problems));
         const backup = checkBackup(file, readBackup(file));
         const result = await restoreBackup(backup, { dataDir: flags.dataDir,
@@ -108,7 +116,8 @@ function restoreCommand(io: CliIo): Command {
 interface RestoreFlags {
   readonly dataDir: string;
   readonly name: string;
-  readonly initialCluster: string;
+  readonly initialCluster?: string;
+  readonly cluster?: string;
   readonly initialClusterToken: string;
   readonly clusterName: string;
   readonly json?: boolean;

@@ -106,11 +106,12 @@ export { REJECTION_EVENTS_PER_READY_MAX } from './rejections.js';
 export type { ProgressState } from './progress.js';
 export { ENTRY_OVERHEAD_BYTES, entrySizeBytes } from './log.js';
 export type {
-  Entry, EntryKind, HardState, Membership, PeerAddrRecord, RaftDurableState, Snapshot,
-  SnapshotMeta,
+  ClientUrlRecord, Entry, EntryKind, HardState, Membership, PeerAddrRecord, RaftDurableState,
+  Snapshot, SnapshotMeta,
 } from './types.js';
 export {
-  changedMembership, decodeMembership, encodeMembership, isMember, isVoter, PEER_ADDR_CHARS_MAX,
-  peerAddrProblem, validatePeerAddrs,
+  changedMembership, CLIENT_URL_CHARS_MAX, clientUrlOfMember, clientUrlProblem, decodeMembership,
+  encodeMembership, isMember, isVoter, PEER_ADDR_CHARS_MAX, peerAddrProblem, validateClientUrls,
+  validatePeerAddrs,
 } from './membership.js';
 export type { MembershipChange } from './membership.js';

@@ -9,7 +9,7 @@
  */
 import { assert } from '../assert.js';
 import type { LogIndex, NodeId } from '../ids.js';
-import type { Entry, Membership, PeerAddrRecord } from './types.js';
+import type { ClientUrlRecord, Entry, Membership, PeerAddrRecord } from './types.js';
 
 /** One single-server change (thesis §4.1): its majorities overlap the previous ones. */
 export type MembershipChange =
@@ -21,7 +21,13 @@ export type MembershipChange =
   /** A learner becomes a voter (the leader accepts this once it has caught up). */
   | { readonly kind: 'promote'; readonly node: NodeId }
   /** A voter or learner leaves (the leader itself included: it steps down once committed). */
-  | { readonly kind: 'remove'; readonly node: NodeId };
+  | { readonly kind: 'remove'; readonly node: NodeId }
+  /**
+   * A member's own attributes (etcd's publish): `clientUrl` is where clients reach it. Changes
+   * no voter or learner, so every quorum stays the same; the leader proposes it for the member
+   * that asked, named by its authenticated link, never by a field it filled in.
+   */
+  | { readonly kind: 'member-attributes'; readonly node: NodeId; readonly clientUrl: string };
 
 export function isVoter(membership: Membership, id: NodeId): boolean {
   return membership.voters.includes(id);
@@ -34,37 +40,55 @@ export function isMember(membership: Membership, id: NodeId): boolean {
 /** The membership after `change`, or why the change does not apply to `membership`. */
 export function changedMembership(membership: Membership,
   change: MembershipChange): Membership | string {
-  const { voters, learners } = membership;
+  const { voters, learners, peerAddrs, clientUrls } = membership;
   const { node } = change;
   switch (change.kind) {
     case 'add-learner': {
       if (isMember(membership, node)) return `${node} is already a member`;
       const problem = change.peerAddr === undefined ? undefined : peerAddrProblem(change.peerAddr);
       if (problem !== undefined) return problem;
-      const others = (membership.peerAddrs ?? []).filter((r) => r.id !== node);
-      return withPeerAddrs({ voters, learners: [...learners, node] },
-        change.peerAddr === undefined ? others : [...others, { id: node, addr: change.peerAddr }]);
+      const others = (peerAddrs ?? []).filter((r) => r.id !== node);
+      return withRecords({ voters, learners: [...learners, node] },
+        change.peerAddr === undefined ? others : [...others, { id: node, addr: change.peerAddr }],
+        clientUrls?.filter((r) => r.id !== node));
     }
     case 'promote':
       if (!learners.includes(node)) return `${node} is not a learner`;
-      return withPeerAddrs({ voters: [...voters, node],
-        learners: learners.filter((l) => l !== node) }, membership.peerAddrs);
+      return withRecords({ voters: [...voters, node],
+        learners: learners.filter((l) => l !== node) }, peerAddrs, clientUrls);
     case 'remove':
       if (!isMember(membership, node)) return `${node} is not a member`;
       if (voters.length === 1 && voters[0] === node) return `${node} is the last voter`;
-      return withPeerAddrs({ voters: voters.filter((v) => v !== node),
+      return withRecords({ voters: voters.filter((v) => v !== node),
         learners: learners.filter((l) => l !== node) },
-      membership.peerAddrs?.filter((r) => r.id !== node));
+      peerAddrs?.filter((r) => r.id !== node), clientUrls?.filter((r) => r.id !== node));
+    case 'member-attributes': {
+      if (!isMember(membership, node)) return `${node} is not a member`;
+      const problem = clientUrlProblem(change.clientUrl);
+      if (problem !== undefined) return problem;
+      const others = (clientUrls ?? []).filter((r) => r.id !== node);
+      return withRecords({ voters, learners }, peerAddrs,
+        [...others, { id: node, url: change.clientUrl }]);
+    }
     default:
       return assertNeverChange(change);
   }
 }
 
-/** `membership` with `records` as its peer addresses; none recorded: no field (old bytes). */
-function withPeerAddrs(membership: Membership,
-  records: readonly PeerAddrRecord[] | undefined): Membership {
-  return records === undefined || records.length === 0 ? membership
-    : { ...membership, peerAddrs: records };
+/** The client URL `id` published (undefined: none yet). */
+export function clientUrlOfMember(membership: Membership, id: NodeId): string | undefined {
+  return membership.clientUrls?.find((r) => r.id === id)?.url;
+}
+
+/**
+ * `membership` with these records; a list that is absent or empty adds no field, so a
+ * membership without addresses or URLs encodes as it did before they were recorded.
+ */
+function withRecords(membership: Membership, peerAddrs: readonly PeerAddrRecord[] | undefined,
+  clientUrls: readonly ClientUrlRecord[] | undefined): Membership {
+  return { ...membership,
+    ...(peerAddrs === undefined || peerAddrs.length === 0 ? {} : { peerAddrs }),
+    ...(clientUrls === undefined || clientUrls.length === 0 ? {} : { clientUrls }) };
 }
 
 /**
@@ -122,6 +146,59 @@ export function validatePeerAddrs(raw: unknown,
   return records;
 }
 
+/**
+ * The longest client URL a membership may record. Unit: UTF-16 code units. Default: 270.
+ * Why: `https://` and a peer address at its longest (PEER_ADDR_CHARS_MAX).
+ */
+export const CLIENT_URL_CHARS_MAX = 8 + PEER_ADDR_CHARS_MAX;
+
+/**
+ * Why `url` is not a client URL a membership may record (undefined: it is): `http://` or
+ * `https://`, then a peer address's `host:port`, nothing after it. Total, as `peerAddrProblem`.
+ */
+export function clientUrlProblem(url: unknown): string | undefined {
+  if (typeof url !== 'string') return 'a client URL must be a string';
+  if (url.length > CLIENT_URL_CHARS_MAX) {
+    return `a client URL is longer than ${CLIENT_URL_CHARS_MAX} characters`;
+  }
+  const match = /^https?:\/\/(.*)$/.exec(url);
+  if (match === null) {
+    return `not an http:// or https:// client URL: ${JSON.stringify(url.slice(0, 64))}`;
+  }
+  const problem = peerAddrProblem(match[1]);
+  return problem === undefined ? undefined : `client URL: ${problem.replace(/peer address/g,
+    'host:port')}`;
+}
+
+/**
+ * The client URL records in `raw` (none when absent), or why they are not valid for a
+ * membership of `members`: at most one per member, each naming a member, each URL valid. Total.
+ */
+export function validateClientUrls(raw: unknown,
+  members: ReadonlySet<string>): ClientUrlRecord[] | string {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw) || raw.length > members.size) {
+    return 'clientUrls must be an array of at most one record per member';
+  }
+  const seen = new Set<string>();
+  const records: ClientUrlRecord[] = [];
+  for (const record of raw as unknown[]) {
+    if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+      return 'clientUrls must hold {id, url} objects';
+    }
+    const { id, url } = record as Record<string, unknown>;
+    if (typeof id !== 'string' || !members.has(id)) {
+      return 'clientUrls names a node that is not a member';
+    }
+    if (seen.has(id)) return `clientUrls lists ${id} twice`;
+    seen.add(id);
+    const problem = clientUrlProblem(url);
+    if (problem !== undefined) return `clientUrls of ${id}: ${problem}`;
+    records.push({ id: id as NodeId, url: url as string });
+  }
+  return records;
+}
+
 function assertNeverChange(change: never): never {
   throw new Error(`unknown membership change ${JSON.stringify(change)}`);
 }
@@ -130,14 +207,17 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * The bytes of a `config` entry: the whole membership, as UTF-8 JSON. `peerAddrs` only when
- * some address is recorded, so a membership without one encodes as before addresses existed.
+ * The bytes of a `config` entry: the whole membership, as UTF-8 JSON. `peerAddrs` and
+ * `clientUrls` only when some are recorded, so a membership without any encodes as before
+ * they existed.
  */
 export function encodeMembership(membership: Membership): Uint8Array {
   const records = membership.peerAddrs ?? [];
+  const urls = membership.clientUrls ?? [];
   return encoder.encode(JSON.stringify({ voters: membership.voters,
     learners: membership.learners,
     ...(records.length === 0 ? {} : { peerAddrs: records.map(({ id, addr }) => ({ id, addr })) }),
+    ...(urls.length === 0 ? {} : { clientUrls: urls.map(({ id, url }) => ({ id, url })) }),
   }));
 }
 
@@ -150,7 +230,7 @@ export function decodeMembership(data: Uint8Array): Membership | string {
     return 'config entry is not UTF-8 JSON';
   }
   if (typeof value !== 'object' || value === null) return 'config entry is not an object';
-  const { voters, learners, peerAddrs } = value as Record<string, unknown>;
+  const { voters, learners, peerAddrs, clientUrls } = value as Record<string, unknown>;
   const ids = (x: unknown): x is NodeId[] => Array.isArray(x) &&
     x.every((id) => typeof id === 'string' && id.length > 0);
   if (!ids(voters) || !ids(learners)) return 'config entry lists must hold node ids';
@@ -159,7 +239,9 @@ export function decodeMembership(data: Uint8Array): Membership | string {
   if (members.size !== voters.length + learners.length) return 'config entry lists a node twice';
   const records = validatePeerAddrs(peerAddrs, members);
   if (typeof records === 'string') return `config entry: ${records}`;
-  return withPeerAddrs({ voters, learners }, records);
+  const urls = validateClientUrls(clientUrls, members);
+  if (typeof urls === 'string') return `config entry: ${urls}`;
+  return withRecords({ voters, learners }, records, urls);
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { assertNever } from '../assert.js';
 import type { LogIndex, NodeId, Term } from '../ids.js';
-import { decodeMembership, validatePeerAddrs } from './membership.js';
+import { decodeMembership, validateClientUrls, validatePeerAddrs } from './membership.js';
 import type { Entry, EntryKind, Membership, SnapshotMeta } from './types.js';
 
 /**
@@ -376,7 +376,7 @@ function validateSnapshot(v: Record<string, unknown>, term: Term): SnapshotReque
 
 /**
  * A membership from the wire: two disjoint lists of distinct, non-empty node ids, and at most
- * one valid recorded peer address per member.
+ * one valid recorded peer address and one valid published client URL per member.
  */
 function validateMembership(raw: unknown): Membership {
   check(typeof raw === 'object' && raw !== null && !Array.isArray(raw),
@@ -390,7 +390,10 @@ function validateMembership(raw: unknown): Membership {
     'membership lists a node twice (or as voter and learner)');
   const peerAddrs = validatePeerAddrs(m['peerAddrs'], all);
   check(typeof peerAddrs !== 'string', `membership.${String(peerAddrs)}`);
-  return peerAddrs.length === 0 ? { voters, learners } : { voters, learners, peerAddrs };
+  const clientUrls = validateClientUrls(m['clientUrls'], all);
+  check(typeof clientUrls !== 'string', `membership.${String(clientUrls)}`);
+  return { voters, learners, ...(peerAddrs.length === 0 ? {} : { peerAddrs }),
+    ...(clientUrls.length === 0 ? {} : { clientUrls }) };
 }
 
 function nodeIds(raw: unknown, field: string): NodeId[] {

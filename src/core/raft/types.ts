@@ -39,6 +39,20 @@ export interface Membership {
    * written before addresses were recorded: those are reached at their `--cluster` address.
    */
   readonly peerAddrs?: readonly PeerAddrRecord[];
+  /**
+   * Where clients reach members, as each member published it itself once it started (a
+   * `member-attributes` change, etcd's publish), so that every member can list it and send
+   * clients to it. Absent (or without a member) until that member has published: its
+   * `--client-urls` flag, where given, stands in.
+   */
+  readonly clientUrls?: readonly ClientUrlRecord[];
+}
+
+/** One member's published client URL (validated by `clientUrlProblem`). */
+export interface ClientUrlRecord {
+  readonly id: NodeId;
+  /** `http://host:port` or `https://host:port`. */
+  readonly url: string;
 }
 
 /** One member's recorded peer address (validated by `peerAddrProblem`). */

@@ -45,6 +45,7 @@ import {
   AUTO_COMPACTION_OFF, AutoCompactor, validateAutoCompactionConfig, type AutoCompactionConfig,
 } from './auto-compaction.js';
 import { kvSnapshotSteps, restoreKvSnapshot } from './kv-snapshots.js';
+import { StartupTimeline } from './startup-timeline.js';
 import { openWal, WAL_DEFAULTS, type Wal, type WalConfig } from '../wal/index.js';
 import { ConfigInvalidError, CoordError } from '../../errors.js';
 import { formatConfigProblems } from '../../core/config.js';
@@ -181,6 +182,10 @@ export class ConsistentCore {
    */
   private readonly proposedCommands = new Map<Uint8Array, KvCommand>();
   private stopped = false;
+  /** The start's milestones, logged at info level (startup-timeline.ts). */
+  private readonly timeline: StartupTimeline;
+  /** True while the constructor runs: its restore is the snapshot found on disk. */
+  private opening = true;
 
   private constructor(private readonly options: ConsistentCoreOptions, private readonly c: ConsistentCoreComponents) {
     const leaseConfig = options.lease ?? LEASE_DEFAULTS;
@@ -190,6 +195,7 @@ export class ConsistentCore {
       ...validateRaftRuntimeConfig(runtimeConfig), ...validateAutoCompactionConfig(compaction)];
     if (leaseProblems.length > 0) throw new ConfigInvalidError(formatConfigProblems(leaseProblems));
     this.leaseTiming = leaseTimingOf(leaseConfig, options.raft);
+    this.timeline = new StartupTimeline(c.clock, c.logger);
     this.store = new KvStore(options.mutants?.retryReapplied === true
       ? { ...options.kv, mutants: { retryReapplied: true } } : options.kv);
     this.leases = new LeaseTracker(leaseConfig, {
@@ -230,6 +236,7 @@ export class ConsistentCore {
         restore: (data) => this.restore(data),
       },
       onEvent: (event) => {
+        this.pollTimeline();
         // Rejections come in floods: the server logs them rate-limited (RejectionLog).
         if (event.kind !== 'message-rejected') c.logger.info({ event }, `raft: ${event.kind}`);
         if (event.kind === 'role-changed' && event.to === 'leader') {
@@ -241,15 +248,31 @@ export class ConsistentCore {
         }
         c.onRaftEvent?.(event);
       },
-      onFatal: (error) => {
-        c.logger.error({ error: error.message }, 'raft stopped: storage failure');
-        c.onFatal?.(error);
-      },
+      onFatal: (error) => this.fatal(error),
       onSnapshot: (event) => {
         c.logger.info({ index: event.index, sizeBytes: event.sizeBytes }, `snapshot ${event.kind}`);
         c.onSnapshot?.(event);
       },
     }, runtimeConfig);
+    this.startTimeline(opened.wal);
+  }
+
+  /** The constructor restored what the disk held: the replay runs from there. */
+  private startTimeline(wal: Wal): void {
+    this.opening = false;
+    const { snapshot, hardState } = wal.recovered;
+    this.timeline.recovered(snapshot?.meta.index ?? 0, hardState.commitIndex);
+  }
+
+  private fatal(error: Error): void {
+    this.c.logger.error({ error: error.message }, 'raft stopped: storage failure');
+    this.c.onFatal?.(error);
+  }
+
+  private pollTimeline(): void {
+    if (this.timeline.done || this.runtime === undefined) return;
+    const status = this.runtime.status();
+    this.timeline.poll(status.appliedIndex, status.leaderId !== undefined);
   }
 
   /** Opens the WAL and starts the node. Throws CoordError CONCLAVE_STORAGE_CORRUPT on a damaged log. */
@@ -425,7 +448,10 @@ export class ConsistentCore {
    * restarts every lease's shadow deadline from now, and watchers pull from the new state.
    */
   private restore(data: Uint8Array): void {
+    const startMs = this.c.clock.monotonicMs();
     restoreKvSnapshot(this.store, data);
+    const decodeMs = this.c.clock.monotonicMs() - startMs;
+    if (this.opening) this.timeline.snapshotLoaded(data.length, decodeMs);
     this.arrivals.clear();
     this.leases.resync();
     this.c.onApplied?.(this.store.revision, true);
@@ -452,6 +478,7 @@ export class ConsistentCore {
     }
     this.leases.onApplied(result, receivedAtMs);
     this.c.onApplied?.(this.store.revision);
+    if (this.timeline.applied(entry.index)) this.pollTimeline();
     return result;
   }
 

@@ -1,15 +1,17 @@
 /**
- * The snapshot file format, versions 1 and 2, and file names. All integers little-endian.
+ * The snapshot file format, versions 1 to 3, and file names. All integers little-endian.
  *
  * ```
  * magic:u32 ("CSNP")  version:u16  index:u64  term:u64
  * voterCount:u16  voterCount × (bytes:u16 UTF-8)   learnerCount:u16  learnerCount × (same)
- * version 2 only: addrCount:u16  addrCount × (id bytes:u16 UTF-8, addr bytes:u16 UTF-8)
+ * version 2, 3: addrCount:u16  addrCount × (id bytes:u16 UTF-8, addr bytes:u16 UTF-8)
+ * version 3:    urlCount:u16   urlCount × (id bytes:u16 UTF-8, url bytes:u16 UTF-8)
  * dataBytes:u64  data   crc:u32 (CRC-32C of every byte before it)
  * ```
  *
- * Version 2 adds the membership's recorded peer addresses; a membership without any is still
- * written as version 1 (what members before version 2 wrote, and read), and both are read.
+ * Version 2 adds the membership's recorded peer addresses, version 3 its published client
+ * URLs. Each file is written in the oldest version that holds its membership (version 1
+ * without either, what members before version 2 wrote and read), and all three are read.
  *
  * A file is named `snap-<index>-<term>.snap` (both zero-padded to 16 digits, so name order is
  * index order); it is written as `<name>.tmp` and renamed once synced, so a file with the final
@@ -20,13 +22,15 @@
 import { assert } from '../../core/assert.js';
 import { crc32c } from '../../core/checksum.js';
 import type { LogIndex, NodeId, Term } from '../../core/ids.js';
-import { validatePeerAddrs } from '../../core/raft/membership.js';
-import type { PeerAddrRecord, Snapshot, SnapshotMeta } from '../../core/raft/types.js';
+import { validateClientUrls, validatePeerAddrs } from '../../core/raft/membership.js';
+import type {
+  ClientUrlRecord, PeerAddrRecord, Snapshot, SnapshotMeta,
+} from '../../core/raft/types.js';
 
 /** "CSNP" as a little-endian u32. */
 export const SNAPSHOT_MAGIC = 0x504e5343;
-/** The newest format written (version 1 when the membership records no peer address). */
-export const SNAPSHOT_FORMAT_VERSION = 2;
+/** The newest format written (an older one when the membership records less). */
+export const SNAPSHOT_FORMAT_VERSION = 3;
 const NAME = /^snap-(\d{16})-(\d{16})\.snap$/;
 const TEMP_SUFFIX = '.tmp';
 const U64_LIMIT = 2 ** 53;
@@ -72,9 +76,13 @@ export function encodeSnapshotHeader(meta: SnapshotMeta, dataBytes: number): Uin
   const learners = meta.membership.learners.map((v) => encoder.encode(v));
   const records = meta.membership.peerAddrs ?? [];
   const addrs = records.flatMap((r) => [encoder.encode(r.id), encoder.encode(r.addr)]);
-  const version = records.length === 0 ? 1 : 2;
-  const idBytes = [...voters, ...learners, ...addrs].reduce((sum, id) => sum + 2 + id.length, 0);
-  const size = 4 + 2 + 8 + 8 + 2 + 2 + (version === 2 ? 2 : 0) + idBytes + 8;
+  const urlRecords = meta.membership.clientUrls ?? [];
+  const urls = urlRecords.flatMap((r) => [encoder.encode(r.id), encoder.encode(r.url)]);
+  const version = urlRecords.length > 0 ? 3 : records.length > 0 ? 2 : 1;
+  const idBytes = [...voters, ...learners, ...addrs, ...urls]
+    .reduce((sum, id) => sum + 2 + id.length, 0);
+  const size = 4 + 2 + 8 + 8 + 2 + 2 + (version >= 2 ? 2 : 0) + (version === 3 ? 2 : 0)
+    + idBytes + 8;
   const bytes = new Uint8Array(size);
   const view = new DataView(bytes.buffer);
   let at = 0;
@@ -104,14 +112,16 @@ export function encodeSnapshotHeader(meta: SnapshotMeta, dataBytes: number): Uin
   u64(meta.term);
   ids(voters);
   ids(learners);
-  if (version === 2) {
-    u16(records.length);
-    for (const text of addrs) {
+  const pairs = (count: number, texts: readonly Uint8Array[]): void => {
+    u16(count);
+    for (const text of texts) {
       u16(text.length);
       bytes.set(text, at);
       at += text.length;
     }
-  }
+  };
+  if (version >= 2) pairs(records.length, addrs);
+  if (version === 3) pairs(urlRecords.length, urls);
   u64(dataBytes);
   assert(at === size, () => `snapshot header wrote ${at} of ${size} bytes`);
   return bytes;
@@ -133,7 +143,7 @@ export function decodeSnapshot(bytes: Uint8Array): Snapshot | string {
   if (crc32c(bytes, 0, body) !== stored) return 'checksum mismatch';
   if (view.getUint32(0, true) !== SNAPSHOT_MAGIC) return 'not a snapshot file (magic)';
   const version = view.getUint16(4, true);
-  if (version !== 1 && version !== 2) return `format version ${version} is not supported`;
+  if (version < 1 || version > 3) return `format version ${version} is not supported`;
   let at = 6;
   const fail = (why: string): never => {
     throw new Error(why);
@@ -167,27 +177,29 @@ export function decodeSnapshot(bytes: Uint8Array): Snapshot | string {
     return out;
   };
   // Read as untrusted: a damaged or forged file must not hand the transport a bad address.
-  const peerAddrs = (members: readonly NodeId[]): PeerAddrRecord[] => {
-    if (version === 1) return [];
+  const records = <T>(since: number, members: readonly NodeId[], field: 'addr' | 'url',
+    validate: (raw: unknown, members: ReadonlySet<string>) => T[] | string): T[] => {
+    if (version < since) return [];
     const count = u16();
-    const raw: { id: string; addr: string }[] = [];
-    for (let i = 0; i < count; i++) raw.push({ id: text(), addr: text() });
-    const records = validatePeerAddrs(raw, new Set<string>(members));
-    return typeof records === 'string' ? fail(records) : records;
+    const raw: Record<string, string>[] = [];
+    for (let i = 0; i < count; i++) raw.push({ id: text(), [field]: text() });
+    const valid = validate(raw, new Set<string>(members));
+    return typeof valid === 'string' ? fail(valid) : valid;
   };
   try {
     const index = u64() as LogIndex;
     const term = u64() as Term;
     const voters = ids();
     const learners = ids();
-    const records = peerAddrs([...voters, ...learners]);
+    const addrs = records<PeerAddrRecord>(2, [...voters, ...learners], 'addr', validatePeerAddrs);
+    const urls = records<ClientUrlRecord>(3, [...voters, ...learners], 'url', validateClientUrls);
     const dataBytes = u64();
     if (at + dataBytes !== body) fail(`data of ${dataBytes} bytes does not end at the checksum`);
     const data = bytes.slice(need(dataBytes), at);
     if (index < 1 || term < 1) fail(`index ${index} / term ${term} must be above 0`);
     if (voters.length === 0) fail('no voters');
-    const membership = records.length === 0 ? { voters, learners }
-      : { voters, learners, peerAddrs: records };
+    const membership = { voters, learners, ...(addrs.length === 0 ? {} : { peerAddrs: addrs }),
+      ...(urls.length === 0 ? {} : { clientUrls: urls }) };
     return { meta: { index, term, membership }, data };
   } catch (error) {
     return error instanceof Error ? error.message : String(error);

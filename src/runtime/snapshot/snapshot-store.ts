@@ -19,13 +19,18 @@ export interface StoredSnapshot {
 }
 
 export interface SnapshotScan {
-  /** Valid snapshots, newest (highest index) first. */
+  /** The newest valid snapshot, when there is one (at most one: see `scanSnapshots`). */
   readonly valid: readonly StoredSnapshot[];
-  /** Files with a snapshot's name that do not hold one: damage, to report. */
+  /** Files newer than it with a snapshot's name that do not hold one: damage, to report. */
   readonly damaged: readonly { readonly file: string; readonly reason: string }[];
 }
 
-/** Reads every snapshot file in `storage`, newest first; never throws on bad contents. */
+/**
+ * Reads the snapshot files in `storage`, newest first, until one is valid; never throws on bad
+ * contents. Older files are not read: recovery uses the newest valid snapshot only, and each
+ * file is a whole store (26 MiB for 100 k keys), so reading the one kept before it cost a
+ * restart a second read, checksum and copy of that much (bench soak's restart phases).
+ */
 export function scanSnapshots(storage: Storage): SnapshotScan {
   const named = storage.list()
     .map((file) => ({ file, parsed: parseSnapshotFileName(file) }))
@@ -42,6 +47,7 @@ export function scanSnapshots(storage: Storage): SnapshotScan {
       damaged.push({ file, reason: `holds snapshot ${decoded.meta.index}/${decoded.meta.term}` });
     } else {
       valid.push({ file, snapshot: decoded });
+      break;
     }
   }
   return { valid, damaged };

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { logIndex, nodeId, term } from '../../../src/core/ids.js';
 import type { NodeId } from '../../../src/core/ids.js';
 import {
-  changedMembership, decodeMembership, encodeMembership,
+  changedMembership, clientUrlOfMember, clientUrlProblem, decodeMembership, encodeMembership,
 } from '../../../src/core/raft/index.js';
 import type { Entry, MembershipChange, RaftMutants } from '../../../src/core/raft/index.js';
 import { ConfigLog } from '../../../src/core/raft/membership.js';
@@ -277,6 +277,59 @@ describe('raft: membership: config entries', () => {
       assert.equal(typeof decoded, 'string', field);
       assert.match(String(decoded), /peerAddrs/, field);
     }
+  });
+
+  test('client URLs: member-attributes records a member\'s own, replaces it, keeps the '
+    + 'voters; promote keeps it, remove drops it', () => {
+    const base = m(['a', 'b'], ['c']);
+    const published = changedMembership(base,
+      { kind: 'member-attributes', node: n('c'), clientUrl: 'http://10.0.0.3:2379' });
+    assert.deepEqual(published, { ...base, clientUrls: [{ id: 'c', url: 'http://10.0.0.3:2379' }] });
+    assert.ok(typeof published !== 'string');
+    assert.equal(clientUrlOfMember(published, n('c')), 'http://10.0.0.3:2379');
+    assert.equal(clientUrlOfMember(published, n('a')), undefined);
+    const moved = changedMembership(published,
+      { kind: 'member-attributes', node: n('c'), clientUrl: 'https://[::1]:7001' });
+    assert.ok(typeof moved !== 'string');
+    assert.deepEqual(moved.clientUrls, [{ id: 'c', url: 'https://[::1]:7001' }]);
+    const promoted = changedMembership(moved, { kind: 'promote', node: n('c') });
+    assert.ok(typeof promoted !== 'string');
+    assert.deepEqual(promoted, { ...m(['a', 'b', 'c']),
+      clientUrls: [{ id: 'c', url: 'https://[::1]:7001' }] });
+    assert.deepEqual(decodeMembership(encodeMembership(promoted)), promoted);
+    const removed = changedMembership(promoted, { kind: 'remove', node: n('c') });
+    assert.deepEqual(removed, m(['a', 'b']));
+    assert.equal(Object.hasOwn(removed as object, 'clientUrls'), false);
+    assert.match(String(changedMembership(base, { kind: 'member-attributes', node: n('z'),
+      clientUrl: 'http://h:1' })), /not a member/);
+    for (const bad of ['h:1', 'ftp://h:1', 'http://h', 'http://h:1/path', 'http://h:0',
+      `http://${'x'.repeat(300)}:1`, 'http://a b:1', 'http://h:1?x']) {
+      assert.equal(clientUrlProblem(bad) === undefined, false, bad);
+      assert.equal(typeof changedMembership(base, { kind: 'member-attributes', node: n('c'),
+        clientUrl: bad }), 'string', bad);
+    }
+    for (const good of ['http://h:1', 'https://db-1.example.com:2379', 'http://[::1]:7000']) {
+      assert.equal(clientUrlProblem(good), undefined, good);
+    }
+  });
+
+  test('client URLs: entries without them decode as before; hostile ones are refused', () => {
+    const text = (s: string) => new TextEncoder().encode(s);
+    const hostile = [
+      '"clientUrls":{"c":"http://h:1"}',
+      '"clientUrls":[{"id":"z","url":"http://h:1"}]',
+      '"clientUrls":[{"id":"c","url":"http://h:1"},{"id":"c","url":"http://h:2"}]',
+      '"clientUrls":[{"id":"c","url":"javascript:alert(1)"}]',
+      '"clientUrls":[{"id":"c","url":7}]',
+      '"clientUrls":[null]',
+    ];
+    for (const field of hostile) {
+      const decoded = decodeMembership(text(`{"voters":["a","b"],"learners":["c"],${field}}`));
+      assert.equal(typeof decoded, 'string', field);
+      assert.match(String(decoded), /clientUrls/, field);
+    }
+    assert.deepEqual(encodeMembership(m(['a', 'b'], ['c'])),
+      text('{"voters":["a","b"],"learners":["c"]}'));
   });
 
   test('ConfigLog follows appends, truncations, compaction and restores', () => {

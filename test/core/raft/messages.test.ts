@@ -110,6 +110,12 @@ describe('raft: messages', () => {
       [{ ...EXAMPLES[4], entries: [{ ...entry(6, 3), kind: 'config', data: new TextEncoder()
         .encode('{"voters":["n1"],"learners":[],"peerAddrs":[{"id":"n1","addr":"h:x"}]}') }] },
         /peerAddrs of n1: not a host:port/],
+      // Published client URLs likewise: http(s)://host:port, one per member.
+      [{ ...EXAMPLES[14], meta: { index: 40, term: 2, membership: { voters: ['n1'],
+        learners: ['n3'], clientUrls: [{ id: 'n3', url: 'file:///etc/passwd' }] } } },
+      /clientUrls of n3: not an http/],
+      [{ ...EXAMPLES[14], meta: { index: 40, term: 2, membership: { voters: ['n1'],
+        learners: [], clientUrls: [{ id: 'n9', url: 'http://h:1' }] } } }, /not a member/],
     ];
     for (const [value, pattern] of cases) {
       const result = validateRaftMessage(value);

@@ -50,6 +50,25 @@ describe('snapshot: file format', () => {
     assert.deepEqual(back.meta, withAddrs.meta);
   });
 
+  test('published client URLs: version 3, with or without peer addresses', () => {
+    const base = fc.sample(snapshotArb, { numRuns: 1, seed: 7 })[0]!;
+    const members = [...base.meta.membership.voters, ...base.meta.membership.learners];
+    const version = (bytes: Uint8Array): number => new DataView(bytes.buffer).getUint16(4, true);
+    for (const peerAddrs of [[], [{ id: members[0]!, addr: 'h:1' }]]) {
+      const snapshot: Snapshot = { ...base, meta: { ...base.meta, membership: {
+        ...base.meta.membership, ...(peerAddrs.length === 0 ? {} : { peerAddrs }),
+        clientUrls: [{ id: members[0]!, url: 'https://[::1]:7001' }] } } };
+      const bytes = encodeSnapshot(snapshot);
+      assert.equal(version(bytes), 3);
+      const back = decodeSnapshot(bytes);
+      assert.ok(typeof back !== 'string', back as string);
+      assert.deepEqual(back.meta, snapshot.meta);
+    }
+    const bad: Snapshot = { ...base, meta: { ...base.meta, membership: {
+      ...base.meta.membership, clientUrls: [{ id: members[0]!, url: 'http://h:1/x' }] } } };
+    assert.match(String(decodeSnapshot(encodeSnapshot(bad))), /clientUrls/);
+  });
+
   test('a recorded peer address that is not host:port, or names no member, is refused', () => {
     const membership = { voters: [nodeId('n1')], learners: [nodeId('n4')] };
     for (const [id, addr] of [['n4', 'no-port'], ['n9', 'h:1'], ['n4', 'h:99999']] as const) {
