@@ -32,7 +32,9 @@ import { GossipWorld } from './gossip-world.js';
 import {
   FORGED_MEMBER_PREFIX, GossipHostileActor, type GossipHostileCounts,
 } from './hostile-gossip.js';
-import { SWIM_VALUE_MAX, type SwimCounters } from '../../../core/swim/index.js';
+import {
+  SWIM_VALUE_MAX, swimStableAfterMs, swimSuspicionMaxMs, type SwimCounters,
+} from '../../../core/swim/index.js';
 import { randomFloat } from '../../../core/random.js';
 
 export interface GossipRunFigures {
@@ -175,11 +177,10 @@ function runOnce(
   world.start(checks);
   const actor = settings.hostile
     ? startHostile(prng.fork(), network, world, scheduler, () => finished) : undefined;
-  script(plan, world, checks, network, scheduler, () => {
-    finished = true;
-  });
+  const floodMs = scheduleJoinFlood(settings, config, plan, network, world, scheduler);
+  script(plan, world, checks, network, scheduler, floodMs, () => { finished = true; });
   const stopAtViolation = overrides.stopAtFirstViolation === true;
-  const limitMs = Math.min(plan.timeline.limitMs, overrides.cutAtMs ?? Infinity);
+  const limitMs = Math.min(plan.timeline.limitMs + floodMs, overrides.cutAtMs ?? Infinity);
   const stop = (): boolean => finished || (stopAtViolation && checks.violations.length > 0);
   try {
     // In chunks, to report progress; the same events run in the same order either way.
@@ -224,13 +225,7 @@ function runOnce(
 /** The forger acts every ~20 ms of virtual time (bursts of 20 now and then) until the end. */
 function startHostile(prng: Prng, network: SimNetwork<SwimMessage>, world: GossipWorld,
   scheduler: Scheduler, finished: () => boolean): GossipHostileActor {
-  const actor = new GossipHostileActor(prng.fork(), network, () => world.members(), (id) => {
-    const runtime = world.isUp(id) ? world.runtime(id) : undefined;
-    return runtime === undefined ? undefined : {
-      status: () => runtime.status(),
-      member: (other) => runtime.member(other),
-    };
-  });
+  const actor = hostileActor(prng.fork(), network, world);
   const next = (): void => {
     const gapMs = -Math.log(1 - randomFloat(prng)) * 20;
     scheduler.schedule(gapMs, () => {
@@ -242,6 +237,38 @@ function startHostile(prng: Prng, network: SimNetwork<SwimMessage>, world: Gossi
   };
   next();
   return actor;
+}
+
+/** With `--join-flood`: schedules it; returns how much longer the warm-up may take. */
+function scheduleJoinFlood(settings: GossipSettings, config: SwimConfig, plan: GossipPlan,
+  network: SimNetwork<SwimMessage>, world: GossipWorld, scheduler: Scheduler): number {
+  if (settings.joinFlood === 0) return 0;
+  // Its own prng: a flood leaves the other draws (and so the plain runs' traces) alone.
+  const flooder = hostileActor(new Prng(0), network, world);
+  // Once everyone has joined, as the warm-up's agreement watch starts.
+  scheduler.schedule(plan.timeline.joinSpreadMs, () => flooder.joinFlood(settings.joinFlood));
+  return joinFloodRecoveryMs(config, settings.members + settings.joinFlood);
+}
+
+/**
+ * How much longer the warm-up may take after a join flood of `n` members in all: every member
+ * probes each forged one within two rounds of its round-robin, the suspicion runs out, and the
+ * view must then stay quiet for the stable-after time before the dead are dropped.
+ */
+function joinFloodRecoveryMs(config: SwimConfig, n: number): number {
+  const p = config.probeIntervalMs;
+  return 2 * n * p + swimSuspicionMaxMs(config, n) + swimStableAfterMs(config, n) + 30 * p;
+}
+
+function hostileActor(prng: Prng, network: SimNetwork<SwimMessage>,
+  world: GossipWorld): GossipHostileActor {
+  return new GossipHostileActor(prng, network, () => world.members(), (id) => {
+    const runtime = world.isUp(id) ? world.runtime(id) : undefined;
+    return runtime === undefined ? undefined : {
+      status: () => runtime.status(),
+      member: (other) => runtime.member(other),
+    };
+  });
 }
 
 /** Nobody follows a forged leader, and no incarnation left the bounds. */
@@ -277,7 +304,8 @@ function countRejections(world: GossipWorld): number {
 /** Runs the phases of `plan` one after the other (see gossip-plan.ts), then `finished`. */
 function script(
   plan: GossipPlan, world: GossipWorld, checks: GossipChecks,
-  network: SimNetwork<SwimMessage>, scheduler: Scheduler, finished: () => void,
+  network: SimNetwork<SwimMessage>, scheduler: Scheduler, floodMs: number,
+  finished: () => void,
 ): void {
   const t = plan.timeline;
   const later = (delayMs: number, run: () => void): void => {
@@ -320,7 +348,7 @@ function script(
     checks.watchAgreement('coordinator-leave', t.agreementBoundMs, finished);
   };
   later(t.joinSpreadMs, () => {
-    checks.watchAgreement('warm-up', t.agreementBoundMs, coordinatorCrash);
+    checks.watchAgreement('warm-up', t.agreementBoundMs + floodMs, coordinatorCrash);
   });
 }
 

@@ -35,4 +35,14 @@ describe('sim: scenarios: gossip under a forger', () => {
     assert.deepEqual(checkers.filter((c) => c !== 'view-agreement'), [], 'replay: npx conclave '
       + 'sim --scenario gossip --seed 13 --seeds 1 --members 100 --hostile');
   });
+
+  test('seed 1 at 8 members, 12 forged joins: the leader comes back after the flood', () => {
+    const result = runGossipSeed(1, { ...HOSTILE, members: 8, hostile: false,
+      'join-flood': 12 });
+    // Before the stable set dropped the dead that never answered, every member named no
+    // leader from the flood on (docs/gossip.md, "Bounds on what a message may say").
+    assert.deepEqual(result.violations, [], 'replay: npx conclave sim --scenario gossip '
+      + '--seed 1 --seeds 1 --members 8 --join-flood 12');
+    assert.equal(result.figures.runs[0]?.hostile, undefined);
+  });
 });
