@@ -8,7 +8,7 @@
  * the two settings are compared fault for fault.
  */
 import { AssertionError } from '../../../core/assert.js';
-import type { NodeId } from '../../../core/ids.js';
+import { nodeId, type NodeId } from '../../../core/ids.js';
 import type { SwimConfig, SwimMessage } from '../../../core/swim/index.js';
 import { Prng } from '../../prng.js';
 import type {
@@ -32,9 +32,7 @@ import { GossipWorld } from './gossip-world.js';
 import {
   FORGED_MEMBER_PREFIX, GossipHostileActor, type GossipHostileCounts,
 } from './hostile-gossip.js';
-import {
-  SWIM_VALUE_MAX, swimStableAfterMs, swimSuspicionMaxMs, type SwimCounters,
-} from '../../../core/swim/index.js';
+import { SWIM_VALUE_MAX, type SwimCounters } from '../../../core/swim/index.js';
 import { randomFloat } from '../../../core/random.js';
 
 export interface GossipRunFigures {
@@ -177,10 +175,12 @@ function runOnce(
   world.start(checks);
   const actor = settings.hostile
     ? startHostile(prng.fork(), network, world, scheduler, () => finished) : undefined;
-  const floodMs = scheduleJoinFlood(settings, config, plan, network, world, scheduler);
-  script(plan, world, checks, network, scheduler, floodMs, () => { finished = true; });
+  scheduleJoinFlood(settings, plan, network, world, scheduler);
+  script(plan, world, checks, network, scheduler, () => {
+    finished = true;
+  });
   const stopAtViolation = overrides.stopAtFirstViolation === true;
-  const limitMs = Math.min(plan.timeline.limitMs + floodMs, overrides.cutAtMs ?? Infinity);
+  const limitMs = Math.min(plan.timeline.limitMs, overrides.cutAtMs ?? Infinity);
   const stop = (): boolean => finished || (stopAtViolation && checks.violations.length > 0);
   try {
     // In chunks, to report progress; the same events run in the same order either way.
@@ -202,6 +202,9 @@ function runOnce(
     });
   }
   if (actor !== undefined) checkHostileOutcome(world, checks, scheduler.nowMs, label);
+  if (settings.joinFlood > 0) {
+    checkJoinFloodOutcome(world, checks, settings.joinFlood, scheduler.nowMs, label);
+  }
   const rejected = actor === undefined ? 0 : countRejections(world);
   checks.finishAll();
   checks.checkFalseDeadBound();
@@ -239,25 +242,18 @@ function startHostile(prng: Prng, network: SimNetwork<SwimMessage>, world: Gossi
   return actor;
 }
 
-/** With `--join-flood`: schedules it; returns how much longer the warm-up may take. */
-function scheduleJoinFlood(settings: GossipSettings, config: SwimConfig, plan: GossipPlan,
-  network: SimNetwork<SwimMessage>, world: GossipWorld, scheduler: Scheduler): number {
-  if (settings.joinFlood === 0) return 0;
+/**
+ * With `--join-flood`: the forged joins, once everyone has joined, as the warm-up's agreement
+ * watch starts. The watch keeps its bound: the forged joiners never enter a view (their joins
+ * are answered, but they never speak again: `SwimMember.answerStranger`), so the flood must
+ * not delay agreement at all. Before, every member named no leader from the flood on.
+ */
+function scheduleJoinFlood(settings: GossipSettings, plan: GossipPlan,
+  network: SimNetwork<SwimMessage>, world: GossipWorld, scheduler: Scheduler): void {
+  if (settings.joinFlood === 0) return;
   // Its own prng: a flood leaves the other draws (and so the plain runs' traces) alone.
   const flooder = hostileActor(new Prng(0), network, world);
-  // Once everyone has joined, as the warm-up's agreement watch starts.
   scheduler.schedule(plan.timeline.joinSpreadMs, () => flooder.joinFlood(settings.joinFlood));
-  return joinFloodRecoveryMs(config, settings.members + settings.joinFlood);
-}
-
-/**
- * How much longer the warm-up may take after a join flood of `n` members in all: every member
- * probes each forged one within two rounds of its round-robin, the suspicion runs out, and the
- * view must then stay quiet for the stable-after time before the dead are dropped.
- */
-function joinFloodRecoveryMs(config: SwimConfig, n: number): number {
-  const p = config.probeIntervalMs;
-  return 2 * n * p + swimSuspicionMaxMs(config, n) + swimStableAfterMs(config, n) + 30 * p;
 }
 
 function hostileActor(prng: Prng, network: SimNetwork<SwimMessage>,
@@ -269,6 +265,22 @@ function hostileActor(prng: Prng, network: SimNetwork<SwimMessage>,
       member: (other) => runtime.member(other),
     };
   });
+}
+
+/** No forged joiner of `--join-flood` is in any view at the end (they never spoke again). */
+function checkJoinFloodOutcome(world: GossipWorld, checks: GossipChecks, count: number,
+  atMs: number, label: string): void {
+  for (const id of world.members()) {
+    const runtime = world.isUp(id) ? world.runtime(id) : undefined;
+    if (runtime === undefined) continue;
+    for (let i = 0; i < count; i++) {
+      const forged = nodeId(`${FORGED_MEMBER_PREFIX}join-${i}`);
+      if (runtime.member(forged) === undefined) continue;
+      checks.violations.push({ checker: 'hostile', atMs,
+        message: `${label}${id} took the forged joiner ${forged} into its view` });
+      break;
+    }
+  }
 }
 
 /** Nobody follows a forged leader, and no incarnation left the bounds. */
@@ -304,8 +316,7 @@ function countRejections(world: GossipWorld): number {
 /** Runs the phases of `plan` one after the other (see gossip-plan.ts), then `finished`. */
 function script(
   plan: GossipPlan, world: GossipWorld, checks: GossipChecks,
-  network: SimNetwork<SwimMessage>, scheduler: Scheduler, floodMs: number,
-  finished: () => void,
+  network: SimNetwork<SwimMessage>, scheduler: Scheduler, finished: () => void,
 ): void {
   const t = plan.timeline;
   const later = (delayMs: number, run: () => void): void => {
@@ -348,7 +359,7 @@ function script(
     checks.watchAgreement('coordinator-leave', t.agreementBoundMs, finished);
   };
   later(t.joinSpreadMs, () => {
-    checks.watchAgreement('warm-up', t.agreementBoundMs + floodMs, coordinatorCrash);
+    checks.watchAgreement('warm-up', t.agreementBoundMs, coordinatorCrash);
   });
 }
 
