@@ -120,6 +120,9 @@ interface JoinState {
   deadlineMs: number;
 }
 
+/** A dead claim older than every claim: `mustReadmit` holds while this side acts. */
+const READMIT_ALWAYS: CoordinatorClaim = { generation: 0 as Generation };
+
 /** A stranger this member answered with a join-ack, not yet heard from again (`onJoin`). */
 interface PendingJoin {
   readonly address: string;
@@ -559,10 +562,10 @@ export class SwimMember {
       && (u.generation ?? 0) <= SWIM_VALUE_MAX) };
     for (const update of message.members) this.noteAge(update.age);
     this.becomeMember(message.age, message.incarnation, nowMs);
+    this.noteClaim(message.claim);
     for (const update of message.members) {
       if (update.member !== this.id) this.adoptRecord(update, from, nowMs);
     }
-    this.noteClaim(message.claim);
     // The admitter's stable set, so a member admitted into a minority knows it.
     const stable: AgedMember[] = [];
     for (const id of message.stable) {
@@ -673,7 +676,7 @@ export class SwimMember {
     const declaredDead = aboutMe !== undefined && aboutMe.state === 'dead'
       && (aboutMe.incarnation >= this.incarnation || readmit);
     if (declaredDead && (readmit || this.mustRejoin(message))) {
-      this.rejoin(from, message.members, nowMs);
+      this.rejoin(from, message, nowMs);
     } else {
       this.mergeState(from, message.members, nowMs, 'push-pull');
       // The newer claimer answered and did not exclude us: claiming above it is legitimate.
@@ -1007,8 +1010,12 @@ export class SwimMember {
    * declared it dead. It adopts that side's view wholesale and takes a new age above all seen,
    * so it rejoins as the youngest and never takes the coordinator role back.
    */
-  private rejoin(from: NodeId, members: readonly GossipUpdate[], nowMs: number): void {
+  private rejoin(from: NodeId, message: PushPullMessage, nowMs: number): void {
     const self = this.self as MemberRecord;
+    const members = message.members;
+    // The acting side's claim first, so that the dead records adopted below carry its
+    // verdicts on re-admission (`adoptRecord`), not this member's older claim.
+    this.noteClaim(message.claim);
     for (const update of members) this.noteAge(update.age);
     let incarnation: number = this.incarnation;
     for (const update of members) {
@@ -1054,6 +1061,16 @@ export class SwimMember {
       this.changeState(record, update.state, nowMs, update.by ?? from, []);
     }
     const adopted = this.table.get(update.member) as MemberRecord;
+    // The sender's verdict on re-admission, as its snapshot states it (`snapshot`): a member
+    // it would take back by refutation is taken back here too, and one it makes rejoin younger
+    // is made to here too. Before, a rejoiner kept its own claim of when it had held the member
+    // dead (or the claim before the acting side's), so, once it had taken the acting side's
+    // newer claim, it demanded re-admission where its peers took refutations, and held some
+    // of the minority dead until they rejoined younger (`sim --scenario gossip --members 100
+    // --hostile`, seeds 13 and 14: `view-agreement`).
+    if (adopted.state === 'dead') {
+      adopted.deadClaim = update.readmit === true ? READMIT_ALWAYS : this.claimMax;
+    }
     if (adopted.state === 'suspect' && !this.suspicions.has(adopted.id)) {
       this.startSuspicion(adopted, update.by ?? from, nowMs);
     }
