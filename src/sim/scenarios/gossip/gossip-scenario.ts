@@ -176,9 +176,7 @@ function runOnce(
   const actor = settings.hostile
     ? startHostile(prng.fork(), network, world, scheduler, () => finished) : undefined;
   scheduleJoinFlood(settings, plan, network, world, scheduler);
-  script(plan, world, checks, network, scheduler, () => {
-    finished = true;
-  });
+  script(plan, world, checks, network, scheduler, () => { finished = true; });
   const stopAtViolation = overrides.stopAtFirstViolation === true;
   const limitMs = Math.min(plan.timeline.limitMs, overrides.cutAtMs ?? Infinity);
   const stop = (): boolean => finished || (stopAtViolation && checks.violations.length > 0);
@@ -202,9 +200,7 @@ function runOnce(
     });
   }
   if (actor !== undefined) checkHostileOutcome(world, checks, scheduler.nowMs, label);
-  if (settings.joinFlood > 0) {
-    checkJoinFloodOutcome(world, checks, settings.joinFlood, scheduler.nowMs, label);
-  }
+  checkJoinFloodOutcome(world, checks, settings.joinFlood, scheduler.nowMs, label);
   const rejected = actor === undefined ? 0 : countRejections(world);
   checks.finishAll();
   checks.checkFalseDeadBound();
@@ -267,7 +263,7 @@ function hostileActor(prng: Prng, network: SimNetwork<SwimMessage>,
   });
 }
 
-/** No forged joiner of `--join-flood` is in any view at the end (they never spoke again). */
+/** No forged joiner of `--join-flood` (`count`, maybe 0) is in any view at the end. */
 function checkJoinFloodOutcome(world: GossipWorld, checks: GossipChecks, count: number,
   atMs: number, label: string): void {
   for (const id of world.members()) {
