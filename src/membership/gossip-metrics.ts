@@ -133,6 +133,9 @@ function addRejectionMetrics(registry: Registry, source: GossipMetricsSource): v
   totalCounter(registry, 'conclave_gossip_claims_rejected_total',
     'coordinator claims (push-pull, join-ack) ignored beyond the generation bound', [],
     (s) => [[{}, s.counters.rejectedClaims]], source);
+  totalCounter(registry, 'conclave_gossip_joins_unconfirmed_total',
+    'joins answered whose joiner never spoke again, so it never entered the view', [],
+    (s) => [[{}, s.counters.joinsUnconfirmed]], source);
   totalCounter(registry, 'conclave_gossip_keyring_failures_total',
     'messages refused by the keyring (not sealed, truncated, unknown key, bad tag)',
     ['channel', 'reason'],

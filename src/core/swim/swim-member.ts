@@ -120,6 +120,17 @@ interface JoinState {
   deadlineMs: number;
 }
 
+/** A dead claim older than every claim: `mustReadmit` holds while this side acts. */
+const READMIT_ALWAYS: CoordinatorClaim = { generation: 0 as Generation };
+
+/** A stranger this member answered with a join-ack, not yet heard from again (`onJoin`). */
+interface PendingJoin {
+  readonly address: string;
+  readonly age: MemberAge;
+  readonly incarnation: Incarnation;
+  readonly expiresAtMs: number;
+}
+
 type UpdateSource = 'gossip' | 'push-pull';
 
 export class SwimMember {
@@ -145,6 +156,8 @@ export class SwimMember {
   private nextPushPullAtMs = Infinity;
   private nextReconnectAtMs = Infinity;
   private joining: JoinState | undefined;
+  /** Strangers admitted by a join-ack and not yet heard from; insertion order is expiry order. */
+  private readonly pendingJoins = new Map<NodeId, PendingJoin>();
   private rejoinAskedAtMs = -Infinity;
   private claimMax: CoordinatorClaim = { generation: 0 as Generation };
   private ageSeenMax = 0;
@@ -174,7 +187,7 @@ export class SwimMember {
     pingReqsServed: 0, nacksSent: 0, refutations: 0, messagesSent: 0, bytesSent: 0,
     rejectedOutOfRange: 0, rejectedIncarnationJump: 0, rejectedAgeJump: 0, rejectedAgeDecrease: 0,
     rejectedGenerationJump: 0, rejectedOlderThanLeader: 0, rejectedAdmissionRate: 0,
-    rejectedClaims: 0,
+    rejectedClaims: 0, joinsUnconfirmed: 0,
   };
   private readonly admissions: AdmissionBudget;
 
@@ -259,6 +272,7 @@ export class SwimMember {
         this.tickSuspicions(nowMs);
         this.tickGossip(nowMs);
         this.tickAntiEntropy(nowMs);
+        this.tickPendingJoins(nowMs);
         this.tickStable(nowMs);
         break;
       case 'left':
@@ -446,8 +460,8 @@ export class SwimMember {
 
   /** As admitter: a (re)started process asks to join; it gets an age above all seen. */
   private onJoin(from: NodeId, address: string, nowMs: number): void {
-    if (this.table.get(from) === undefined && !this.admissions.take(nowMs)) {
-      this.counters.rejectedAdmissionRate++;
+    if (this.table.get(from) === undefined) {
+      this.answerStranger(from, address, nowMs);
       return;
     }
     const age = memberAge(this.ageSeenMax + 1);
@@ -470,11 +484,69 @@ export class SwimMember {
       if (wasLive) this.emitJoined(record, nowMs);
     }
     this.broadcasts.enqueue(toUpdate(record));
+    this.sendJoinAck(from, age, incarnation);
+  }
+
+  private sendJoinAck(to: NodeId, age: MemberAge, incarnation: Incarnation): void {
     const ack: JoinAckMessage = {
       kind: 'join-ack', age, incarnation, claim: this.claimMax, members: this.snapshot(),
       stable: this.stable.members(),
     };
-    this.send(from, ack);
+    this.send(to, ack);
+  }
+
+  /**
+   * A join from a stranger is answered (join-ack, within the admission budget), but the
+   * stranger enters this member's view only once it speaks again (`confirmJoin`): an admitted
+   * joiner at once sends its own record back (`onJoinAck`), while a forged join, from an id
+   * nobody answers at, never does. Before, an admitted stranger counted in the stable
+   * membership at once, so a flood of forged joins within the budget, once declared dead, left
+   * the genuine members no majority of it; no side could act, and a side that may not act
+   * never renews the set: leaderless for good (docs/gossip.md, "Bounds on what a message may
+   * say"; replay: `conclave sim --scenario gossip --seed 1 --seeds 1 --members 8
+   * --join-flood 12`). Nothing shrinks the set, so no minority can come to look like a
+   * majority; the joiner is only announced one message later, as if it had joined a round trip
+   * later. A retried join while pending gets the same admission again, without a new token.
+   */
+  private answerStranger(from: NodeId, address: string, nowMs: number): void {
+    let pending = this.pendingJoins.get(from);
+    if (pending === undefined) {
+      if (this.pendingJoins.size >= this.config.admissionsBurstMax
+        || !this.admissions.take(nowMs)) {
+        this.counters.rejectedAdmissionRate++;
+        return;
+      }
+      const age = memberAge(this.ageSeenMax + 1);
+      this.noteAge(age);
+      pending = { address, age, incarnation: 1 as Incarnation, expiresAtMs: 0 };
+    }
+    this.pendingJoins.delete(from);
+    this.pendingJoins.set(from, {
+      ...pending, address, expiresAtMs: nowMs + 2 * this.config.joinTimeoutMs,
+    });
+    this.sendJoinAck(from, pending.age, pending.incarnation);
+  }
+
+  /** Any message but a join from a stranger answered by `answerStranger`: admit it now. */
+  private confirmJoin(from: NodeId, nowMs: number): void {
+    const pending = this.pendingJoins.get(from);
+    if (pending === undefined) return;
+    this.pendingJoins.delete(from);
+    if (this.table.get(from) !== undefined) return; // learned meanwhile, from others
+    const record = this.addRecord({
+      member: from, state: 'alive', incarnation: pending.incarnation, age: pending.age,
+      address: pending.address,
+    }, nowMs);
+    this.broadcasts.enqueue(toUpdate(record));
+  }
+
+  /** Forgets the strangers that never spoke again within two join timeouts (counted). */
+  private tickPendingJoins(nowMs: number): void {
+    for (const [id, pending] of this.pendingJoins) {
+      if (pending.expiresAtMs > nowMs) return;
+      this.pendingJoins.delete(id);
+      this.counters.joinsUnconfirmed++;
+    }
   }
 
   private onJoinAck(from: NodeId, joinAck: JoinAckMessage, nowMs: number): void {
@@ -490,22 +562,28 @@ export class SwimMember {
       && (u.generation ?? 0) <= SWIM_VALUE_MAX) };
     for (const update of message.members) this.noteAge(update.age);
     this.becomeMember(message.age, message.incarnation, nowMs);
+    this.noteClaim(message.claim);
     for (const update of message.members) {
       if (update.member !== this.id) this.adoptRecord(update, from, nowMs);
     }
-    this.noteClaim(message.claim);
     // The admitter's stable set, so a member admitted into a minority knows it.
     const stable: AgedMember[] = [];
     for (const id of message.stable) {
       stable.push(this.agedMember(id) ?? { id, age: Number.MAX_SAFE_INTEGER, live: false });
     }
     this.stable.reset(stable);
+    const self = this.self as MemberRecord;
+    // The admitter counts this member only once it hears from it again (`confirmJoin`): say
+    // so at once; as it would have, this member counts itself if the admitter's side acts.
+    this.absorbIntoStable(self);
+    this.send(from, { kind: 'gossip', updates: [toUpdate(self)] });
   }
 
   // ---------------------------------------------------------------------------------------
   // Messages
 
   private stepMember(from: NodeId, message: SwimMessage, nowMs: number): void {
+    if (message.kind !== 'join' && this.pendingJoins.size > 0) this.confirmJoin(from, nowMs);
     switch (message.kind) {
       case 'ping':
         this.applyUpdates(from, message.updates, nowMs);
@@ -598,7 +676,7 @@ export class SwimMember {
     const declaredDead = aboutMe !== undefined && aboutMe.state === 'dead'
       && (aboutMe.incarnation >= this.incarnation || readmit);
     if (declaredDead && (readmit || this.mustRejoin(message))) {
-      this.rejoin(from, message.members, nowMs);
+      this.rejoin(from, message, nowMs);
     } else {
       this.mergeState(from, message.members, nowMs, 'push-pull');
       // The newer claimer answered and did not exclude us: claiming above it is legitimate.
@@ -726,7 +804,8 @@ export class SwimMember {
 
   private applyAlive(record: MemberRecord | undefined, update: GossipUpdate, nowMs: number): void {
     if (record === undefined) {
-      if (!this.admissions.take(nowMs)) {
+      // A stranger answered by a join-ack paid its admission then.
+      if (!this.pendingJoins.delete(update.member) && !this.admissions.take(nowMs)) {
         this.counters.rejectedAdmissionRate++;
         return;
       }
@@ -931,8 +1010,12 @@ export class SwimMember {
    * declared it dead. It adopts that side's view wholesale and takes a new age above all seen,
    * so it rejoins as the youngest and never takes the coordinator role back.
    */
-  private rejoin(from: NodeId, members: readonly GossipUpdate[], nowMs: number): void {
+  private rejoin(from: NodeId, message: PushPullMessage, nowMs: number): void {
     const self = this.self as MemberRecord;
+    const members = message.members;
+    // The acting side's claim first, so that the dead records adopted below carry its
+    // verdicts on re-admission (`adoptRecord`), not this member's older claim.
+    this.noteClaim(message.claim);
     for (const update of members) this.noteAge(update.age);
     let incarnation: number = this.incarnation;
     for (const update of members) {
@@ -978,6 +1061,16 @@ export class SwimMember {
       this.changeState(record, update.state, nowMs, update.by ?? from, []);
     }
     const adopted = this.table.get(update.member) as MemberRecord;
+    // The sender's verdict on re-admission, as its snapshot states it (`snapshot`): a member
+    // it would take back by refutation is taken back here too, and one it makes rejoin younger
+    // is made to here too. Before, a rejoiner kept its own claim of when it had held the member
+    // dead (or the claim before the acting side's), so, once it had taken the acting side's
+    // newer claim, it demanded re-admission where its peers took refutations, and held some
+    // of the minority dead until they rejoined younger (`sim --scenario gossip --members 100
+    // --hostile`, seeds 13 and 14: `view-agreement`).
+    if (adopted.state === 'dead') {
+      adopted.deadClaim = update.readmit === true ? READMIT_ALWAYS : this.claimMax;
+    }
     if (adopted.state === 'suspect' && !this.suspicions.has(adopted.id)) {
       this.startSuspicion(adopted, update.by ?? from, nowMs);
     }
@@ -1258,6 +1351,10 @@ export class SwimMember {
     if (this.config.pushPullIntervalMs > 0) next = Math.min(next, this.nextPushPullAtMs);
     if (this.config.reconnectIntervalMs > 0) next = Math.min(next, this.nextReconnectAtMs);
     if (this.stableDirty && this.sideMayAct()) next = Math.min(next, this.stableDueMs());
+    for (const pending of this.pendingJoins.values()) {
+      next = Math.min(next, pending.expiresAtMs);
+      break; // the first expires first
+    }
     return next;
   }
 

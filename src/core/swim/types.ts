@@ -135,6 +135,11 @@ export interface SwimCounters {
   rejectedAdmissionRate: number;
   /** Coordinator claims (push-pull, join-ack) ignored beyond the generation bound. */
   rejectedClaims: number;
+  /**
+   * Joins from strangers answered with a join-ack whose joiner never spoke again within two
+   * join timeouts, so it never entered the view: forged joins, or a joiner that died at once.
+   */
+  joinsUnconfirmed: number;
 }
 
 export interface SwimStatus {

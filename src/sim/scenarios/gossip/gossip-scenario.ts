@@ -8,7 +8,7 @@
  * the two settings are compared fault for fault.
  */
 import { AssertionError } from '../../../core/assert.js';
-import type { NodeId } from '../../../core/ids.js';
+import { nodeId, type NodeId } from '../../../core/ids.js';
 import type { SwimConfig, SwimMessage } from '../../../core/swim/index.js';
 import { Prng } from '../../prng.js';
 import type {
@@ -175,9 +175,8 @@ function runOnce(
   world.start(checks);
   const actor = settings.hostile
     ? startHostile(prng.fork(), network, world, scheduler, () => finished) : undefined;
-  script(plan, world, checks, network, scheduler, () => {
-    finished = true;
-  });
+  scheduleJoinFlood(settings, plan, network, world, scheduler);
+  script(plan, world, checks, network, scheduler, () => { finished = true; });
   const stopAtViolation = overrides.stopAtFirstViolation === true;
   const limitMs = Math.min(plan.timeline.limitMs, overrides.cutAtMs ?? Infinity);
   const stop = (): boolean => finished || (stopAtViolation && checks.violations.length > 0);
@@ -201,6 +200,7 @@ function runOnce(
     });
   }
   if (actor !== undefined) checkHostileOutcome(world, checks, scheduler.nowMs, label);
+  checkJoinFloodOutcome(world, checks, settings.joinFlood, scheduler.nowMs, label);
   const rejected = actor === undefined ? 0 : countRejections(world);
   checks.finishAll();
   checks.checkFalseDeadBound();
@@ -224,13 +224,7 @@ function runOnce(
 /** The forger acts every ~20 ms of virtual time (bursts of 20 now and then) until the end. */
 function startHostile(prng: Prng, network: SimNetwork<SwimMessage>, world: GossipWorld,
   scheduler: Scheduler, finished: () => boolean): GossipHostileActor {
-  const actor = new GossipHostileActor(prng.fork(), network, () => world.members(), (id) => {
-    const runtime = world.isUp(id) ? world.runtime(id) : undefined;
-    return runtime === undefined ? undefined : {
-      status: () => runtime.status(),
-      member: (other) => runtime.member(other),
-    };
-  });
+  const actor = hostileActor(prng.fork(), network, world);
   const next = (): void => {
     const gapMs = -Math.log(1 - randomFloat(prng)) * 20;
     scheduler.schedule(gapMs, () => {
@@ -242,6 +236,47 @@ function startHostile(prng: Prng, network: SimNetwork<SwimMessage>, world: Gossi
   };
   next();
   return actor;
+}
+
+/**
+ * With `--join-flood`: the forged joins, once everyone has joined, as the warm-up's agreement
+ * watch starts. The watch keeps its bound: the forged joiners never enter a view (their joins
+ * are answered, but they never speak again: `SwimMember.answerStranger`), so the flood must
+ * not delay agreement at all. Before, every member named no leader from the flood on.
+ */
+function scheduleJoinFlood(settings: GossipSettings, plan: GossipPlan,
+  network: SimNetwork<SwimMessage>, world: GossipWorld, scheduler: Scheduler): void {
+  if (settings.joinFlood === 0) return;
+  // Its own prng: a flood leaves the other draws (and so the plain runs' traces) alone.
+  const flooder = hostileActor(new Prng(0), network, world);
+  scheduler.schedule(plan.timeline.joinSpreadMs, () => flooder.joinFlood(settings.joinFlood));
+}
+
+function hostileActor(prng: Prng, network: SimNetwork<SwimMessage>,
+  world: GossipWorld): GossipHostileActor {
+  return new GossipHostileActor(prng, network, () => world.members(), (id) => {
+    const runtime = world.isUp(id) ? world.runtime(id) : undefined;
+    return runtime === undefined ? undefined : {
+      status: () => runtime.status(),
+      member: (other) => runtime.member(other),
+    };
+  });
+}
+
+/** No forged joiner of `--join-flood` (`count`, maybe 0) is in any view at the end. */
+function checkJoinFloodOutcome(world: GossipWorld, checks: GossipChecks, count: number,
+  atMs: number, label: string): void {
+  for (const id of world.members()) {
+    const runtime = world.isUp(id) ? world.runtime(id) : undefined;
+    if (runtime === undefined) continue;
+    for (let i = 0; i < count; i++) {
+      const forged = nodeId(`${FORGED_MEMBER_PREFIX}join-${i}`);
+      if (runtime.member(forged) === undefined) continue;
+      checks.violations.push({ checker: 'hostile', atMs,
+        message: `${label}${id} took the forged joiner ${forged} into its view` });
+      break;
+    }
+  }
 }
 
 /** Nobody follows a forged leader, and no incarnation left the bounds. */

@@ -11,6 +11,11 @@ import { mutantFlagDescription } from '../../mutant-catches.js';
 import type { MutantCatch, ScenarioFlag, ScenarioOptions } from '../../scenario.js';
 
 export const GOSSIP_MEMBERS_MAX = 5000;
+/**
+ * Forged joins in one flood: 1,000 is the local profile's admission burst (config.ts), so
+ * every one of them may be admitted; more would only be refused by the budget.
+ */
+export const JOIN_FLOOD_MAX = 1000;
 export const LIFEGUARD_CHOICES = ['on', 'off', 'both'] as const;
 export const PROFILE_CHOICES = ['local', 'lan'] as const;
 export type GossipProfile = (typeof PROFILE_CHOICES)[number];
@@ -66,6 +71,11 @@ export const GOSSIP_FLAGS: readonly ScenarioFlag[] = [
       + 'implausible and malformed fields under any id (hostile-gossip.ts)',
   },
   {
+    name: 'join-flood', kind: 'integer', defaultValue: 0, min: 0, max: JOIN_FLOOD_MAX,
+    description: 'forged joins (ids that never answer a probe) sent in one burst after the '
+      + 'warm-up, within the admission budget (hostile-gossip.ts, `joinFlood`)',
+  },
+  {
     name: 'mutant', kind: 'string', defaultValue: undefined, choices: GOSSIP_MUTANT_NAMES,
     description: mutantFlagDescription('SWIM bug'),
   },
@@ -85,6 +95,8 @@ export interface GossipSettings {
   readonly mutant: keyof SwimMutants | undefined;
   /** Whether a hostile forger runs (hostile-gossip.ts). */
   readonly hostile: boolean;
+  /** Forged joins sent in one burst after the warm-up (0: none). */
+  readonly joinFlood: number;
 }
 
 /** Test-only knobs: to prove that the checkers bite, and to keep tests short. */
@@ -116,6 +128,10 @@ export function gossipSettings(options: ScenarioOptions): GossipSettings {
   const profile = options['profile'] ?? 'local';
   assert(PROFILE_CHOICES.includes(profile as GossipProfile), () => `profile: ${String(profile)}`);
   const mutant = options['mutant'];
+  const joinFlood = options['join-flood'] ?? 0;
+  assert(typeof joinFlood === 'number' && Number.isInteger(joinFlood) && joinFlood >= 0
+    && joinFlood <= JOIN_FLOOD_MAX,
+  () => `join-flood must be an integer in [0, ${JOIN_FLOOD_MAX}]: ${String(joinFlood)}`);
   assert(mutant === undefined || GOSSIP_MUTANT_NAMES.includes(mutant as keyof SwimMutants),
     () => `mutant: ${String(mutant)}`);
   return {
@@ -127,6 +143,7 @@ export function gossipSettings(options: ScenarioOptions): GossipSettings {
     profile: profile as GossipProfile,
     mutant: mutant as keyof SwimMutants | undefined,
     hostile: options['hostile'] === true,
+    joinFlood,
   };
 }
 

@@ -64,6 +64,24 @@ export class GossipHostileActor {
     this.network.inject(from, receiver, checked.message);
   }
 
+  /**
+   * A flood of `count` joins under fresh ids (`forged-join-…`), each to the next live member:
+   * well-formed and within the admission budget, so they are admitted; nobody answers at
+   * their address, so every member then declares them dead (`--join-flood`).
+   */
+  joinFlood(count: number): void {
+    const up = this.members().filter((id) => this.view(id) !== undefined);
+    if (up.length === 0) return;
+    for (let i = 0; i < count; i++) {
+      const receiver = up[i % up.length] as NodeId;
+      const forged = nodeId(`${FORGED_MEMBER_PREFIX}join-${i}`);
+      const checked = validateSwimMessage({ kind: 'join', address: `nowhere-${i}` });
+      if (!checked.ok) continue;
+      this.counts.sent++;
+      this.network.inject(forged, receiver, checked.message);
+    }
+  }
+
   /** Plain values: branded types are given by `validateSwimMessage`, as at the adapter. */
   private forged(receiver: NodeId, view: GossipHostileView): unknown {
     const status = view.status();
