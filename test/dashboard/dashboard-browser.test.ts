@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { clusterDeadlines, deadlineMs } from '../support/deadlines.js';
 import { BIN, BUILT, waitFor } from '../support/real-cluster.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -32,8 +33,11 @@ const ELECTION_TIMEOUT_MS = 1000;
 const HEARTBEAT_MS = 100;
 /** The page redraws the tab in view this often (web/main.ts). Unit: ms. */
 const REDRAW_MS = 250;
-/** Slack for a loaded 2-core machine (browser, 3 members and other work). Unit: ms. */
+/** Slack in the issue's bound for a loaded 2-core machine (browser, 3 members). Unit: ms. */
 const LOADED_SLACK_MS = 5000;
+/** How long to wait (a failing run's time to fail): test/support/deadlines.ts. */
+const DEADLINES = clusterDeadlines({ heartbeatMs: HEARTBEAT_MS,
+  electionTimeoutMs: ELECTION_TIMEOUT_MS });
 /**
  * From a kill -9 of the leader to a new leader on the page: an election timeout is drawn from
  * [T, 2T], and 3 of them cover a split vote or two; then the next sample and redraw.
@@ -163,17 +167,17 @@ describe('dashboard: in a real browser', { skip }, () => {
     const clusterPage = await browser!.newPage();
     await clusterPage.goto(`${ready.dashboard}#cluster`);
     await clusterPage.waitForSelector(`tr[data-member="${old}"]:not(.down)`,
-      { timeout: 20_000 });
+      { timeout: deadlineMs(DOWN_SHOWN_MS) });
     const killedAtMs = performance.now();
     process.kill(ready.pids[old]!, 'SIGKILL');
     const downShown = clusterPage.waitForSelector(`tr.down[data-member="${old}"]`,
-      { timeout: DOWN_SHOWN_MS + LOADED_SLACK_MS }).then(() => shoot(clusterPage, 'cluster-down'));
+      { timeout: deadlineMs(DOWN_SHOWN_MS) }).then(() => shoot(clusterPage, 'cluster-down'));
     // The new leader's row: a term led by someone else, started by an election timeout.
     const row = page.locator('table.terms tbody tr').first();
     await waitFor(async () => {
       const leader = (await row.locator('td.leader').textContent())?.trim();
       return leader !== undefined && leader !== old && leader !== 'none' ? leader : undefined;
-    }, NEW_LEADER_MS + LOADED_SLACK_MS, 'a new leader on the page');
+    }, DEADLINES.failoverMs, 'a new leader on the page');
     const elapsedMs = performance.now() - killedAtMs;
     const how = await row.locator('td.how').textContent();
     assert.match(how ?? '', /election timeout|link reset/);
@@ -182,7 +186,7 @@ describe('dashboard: in a real browser', { skip }, () => {
     // Why it moved: the old leader stopped answering. The line stays once it is back (dev
     // restarts it), so this waits only for the next redraw.
     await page.waitForSelector(`[data-outage="${old}"]:text("${old} stopped answering")`,
-      { timeout: 2 * REDRAW_MS + LOADED_SLACK_MS });
+      { timeout: deadlineMs(2 * REDRAW_MS) });
     await shoot(page, 'leadership');
     await downShown;
     await clusterPage.close();
