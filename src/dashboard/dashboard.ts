@@ -10,6 +10,13 @@
  * holds none. So the browser keeps one connection whatever the cluster size, and a member
  * that dies shows as down the moment its link closes.
  *
+ * What it costs a member (docs/dashboard.md, "What it costs"): with no page open, nothing (no
+ * links, no samples taken). With pages open, peers' frames go on to the pages as the text they
+ * came in (only the head is read; samples, most of the frames, are never decoded), each frame
+ * is encoded once for every page, frames are sent to the pages once per `PAGE_WINDOW_MS`
+ * (one message, one frame a line) with only each member's latest sample in it, and the
+ * lease list travels only while a page shows it (then as deltas).
+ *
  * Read-only: the page can browse, never write (auth is not built yet; when it is, writes will
  * need root). Bounds: `pagesMax` page connections, `bufferedBytesMax` queued per page (a page
  * that cannot keep up is closed with 1013 and reconnects), 4 KiB per request from the page.
@@ -22,7 +29,8 @@ import type { Logger } from '../ports/logger.js';
 import type { EventFeed, FeedFrame } from '../server/event-feed.js';
 import { changesSince, keysUnder, recipesOf } from './cluster-view.js';
 import { loadAssets, type DashboardAssets } from './assets.js';
-import { MEMBER_FEED_PATH, PeerLink, type PeerLinkOptions } from './peer-link.js';
+import { MEMBER_FEED_PATH, PeerLink, type PeerFrame, type PeerLinkOptions } from
+  './peer-link.js';
 import { MemberFrameCache } from './member-frame-cache.js';
 import { parsePageRequest, type PageRequest } from './page-requests.js';
 
@@ -49,10 +57,26 @@ const PEER_FRAME_BYTES_MAX = 4 * 1024 * 1024;
 const PAGE_REQUEST_BYTES_MAX = 4096;
 /** How often elections, locks and the watched prefixes are looked at. Unit: ms. */
 const CLUSTER_INTERVAL_MS = 1000;
+/**
+ * Members' frames go to the pages once per window, each member's latest sample only. Unit: ms.
+ * Why 250: the page redraws four times a second (web/main.ts), so a sample more often is never
+ * seen; a member's link going down is sent at once, not in the window.
+ */
+export const PAGE_WINDOW_MS = 250;
+/** A member's feed sends its peers a sample at most this often (see PAGE_WINDOW_MS). Unit: ms. */
+const MEMBER_SAMPLE_MS_MIN = PAGE_WINDOW_MS - 10;
 
 interface Page {
   readonly socket: WebSocket;
   watch?: { prefix: string; nextRevision: number };
+  /** Whether it shows the leases (its tab is in view): only then do they go to it. */
+  leases: boolean;
+}
+
+/** The frames of one window, in order, samples kept only the latest per member. */
+interface PageBatch {
+  readonly lines: { text: string; leases: boolean }[];
+  readonly sampleAt: Map<string, number>;
 }
 
 export class Dashboard {
@@ -66,6 +90,11 @@ export class Dashboard {
   private readonly cache = new MemberFrameCache();
   private unsubscribeLocal: (() => void) | undefined;
   private clusterTimer: NodeJS.Timeout | undefined;
+  private batch: PageBatch = { lines: [], sampleAt: new Map() };
+  private batchTimer: NodeJS.Timeout | undefined;
+  private leasesWanted = false;
+  private readonly onLocalFrame = (frame: FeedFrame, json: () => string): void =>
+    this.forward(frame.type, frame.member, json(), frame);
 
   constructor(private readonly o: DashboardOptions) {
     this.assets = loadAssets();
@@ -119,16 +148,28 @@ export class Dashboard {
   private serveMember(ws: WebSocket): void {
     const bufferedMax = this.o.bufferedBytesMax ?? 8 * 1024 * 1024;
     ws.send(JSON.stringify(this.o.feed.history()));
-    const unsubscribe = this.o.feed.subscribe((frame) => {
+    let sampleSentAtMs = -Infinity;
+    const listener = (frame: FeedFrame, json: () => string): void => {
       if (ws.bufferedAmount > bufferedMax) return ws.close(1013, 'too slow');
-      ws.send(JSON.stringify(frame));
+      // The gathering member sends its pages one sample per window: no more are needed.
+      if (frame.type === 'sample') {
+        if (frame.atMs - sampleSentAtMs < MEMBER_SAMPLE_MS_MIN) return;
+        sampleSentAtMs = frame.atMs;
+      }
+      ws.send(json());
+    };
+    const unsubscribe = this.o.feed.subscribe(listener);
+    // The one thing a gathering member says: whether it wants the lease list.
+    ws.on('message', (data) => {
+      const wanted = parseLeasesWanted(data.toString());
+      if (wanted !== undefined) this.o.feed.setLeasesWanted(listener, wanted);
     });
     ws.on('close', unsubscribe);
     ws.on('error', () => ws.terminate());
   }
 
   private servePage(socket: WebSocket): void {
-    const page: Page = { socket };
+    const page: Page = { socket, leases: false };
     this.pages.add(page);
     this.send(page, {
       type: 'hello', servedBy: this.o.memberId, members: [...this.o.clientUrls.keys()],
@@ -137,7 +178,7 @@ export class Dashboard {
       heartbeatMs: this.o.heartbeatMs, electionTimeoutMs: this.o.electionTimeoutMs,
     });
     this.startGathering();
-    for (const frame of this.cache.framesForNewPage()) this.send(page, frame);
+    this.sendLines(page, this.cache.textsForNewPage());
     for (const [member, state] of this.linkState) {
       this.send(page, { type: 'member-link', member, ...state });
     }
@@ -146,6 +187,7 @@ export class Dashboard {
     socket.on('close', () => {
       this.pages.delete(page);
       if (this.pages.size === 0) this.stopGathering();
+      else this.updateLeasesWanted();
     });
     socket.on('error', () => socket.terminate());
   }
@@ -153,16 +195,17 @@ export class Dashboard {
   private startGathering(): void {
     if (this.unsubscribeLocal !== undefined) return;
     this.cache.note(this.o.feed.history());
-    this.unsubscribeLocal = this.o.feed.subscribe((frame) => this.forward(frame));
+    this.unsubscribeLocal = this.o.feed.subscribe(this.onLocalFrame);
     for (const [member, url] of this.o.clientUrls) {
       if (member === this.o.memberId) continue;
       this.links.set(member, new PeerLink({
         member, url, tls: this.o.tls, frameBytesMax: PEER_FRAME_BYTES_MAX,
-        onFrame: (frame) => this.forward(frame),
+        onFrame: (frame) => this.onPeerFrame(frame),
         onState: (up, reason) => this.onLinkState(member, up, reason),
       }));
     }
     this.clusterTimer = setInterval(() => this.tickCluster(), CLUSTER_INTERVAL_MS);
+    this.batchTimer = setInterval(() => this.flush(), PAGE_WINDOW_MS);
   }
 
   private stopGathering(): void {
@@ -173,6 +216,19 @@ export class Dashboard {
     this.linkState.clear();
     this.cache.clear();
     clearInterval(this.clusterTimer);
+    clearInterval(this.batchTimer);
+    this.batch = { lines: [], sampleAt: new Map() };
+    this.leasesWanted = false;
+  }
+
+  /** Whether some page shows the leases: the leader's feed sends them only then. */
+  private updateLeasesWanted(): void {
+    const wanted = [...this.pages].some((page) => page.leases);
+    if (wanted === this.leasesWanted || this.unsubscribeLocal === undefined) return;
+    this.leasesWanted = wanted;
+    if (!wanted) this.cache.clearLeases();
+    this.o.feed.setLeasesWanted(this.onLocalFrame, wanted);
+    for (const link of this.links.values()) link.wantLeases(wanted);
   }
 
   private onLinkState(member: string, up: boolean, reason: string): void {
@@ -180,6 +236,8 @@ export class Dashboard {
     if (previous !== undefined && previous.up === up) return;
     const state = { up, reason, atMs: Date.now() };
     this.linkState.set(member, state);
+    // At once, not in the window: the frames before it first, so that the order holds.
+    this.flush();
     this.broadcast({ type: 'member-link', member, ...state });
   }
 
@@ -225,14 +283,67 @@ export class Dashboard {
       case 'unwatch':
         delete page.watch;
         return this.send(page, { type: 'reply', id: request.id, watching: null });
+      case 'view':
+        return this.onView(page, request.leases);
     }
   }
 
-  /** A member's frame: remembered for pages that connect later, and sent to every page. */
-  private forward(frame: FeedFrame): void {
-    this.cache.note(frame);
-    if (frame.type !== 'history') this.broadcast(frame);
-    else for (const page of this.pages) this.send(page, frame);
+  /** The page's tab changed; one that starts showing the leases gets the whole list first. */
+  private onView(page: Page, leases: boolean): void {
+    if (leases && !page.leases) {
+      this.sendLines(page, this.cache.fullLeases().map((frame) => JSON.stringify(frame)));
+    }
+    page.leases = leases;
+    this.updateLeasesWanted();
+  }
+
+  /** A peer's frame: samples go on as they came; the rest are decoded for the cache. */
+  private onPeerFrame(frame: PeerFrame): void {
+    if (frame.type === 'sample') return this.forward('sample', frame.member, frame.text);
+    let decoded: FeedFrame;
+    try {
+      decoded = JSON.parse(frame.text) as FeedFrame;
+    } catch {
+      return;
+    }
+    this.forward(frame.type, frame.member, frame.text, decoded);
+  }
+
+  /**
+   * A member's frame (its text, and the frame itself unless it is a sample): remembered for
+   * pages that connect later, and queued for the pages' next window.
+   */
+  private forward(type: FeedFrame['type'], member: string, text: string, frame?: FeedFrame):
+    void {
+    if (type === 'sample') this.cache.noteSample(member, text);
+    else if (frame !== undefined && frame.type !== 'sample') this.cache.note(frame);
+    // A history comes when a link (re)connects: the page merges it with what it has.
+    if (type !== 'sample') {
+      this.batch.lines.push({ text, leases: type === 'leases' });
+      return;
+    }
+    const at = this.batch.sampleAt.get(member);
+    if (at !== undefined) this.batch.lines[at] = { text, leases: false };
+    else this.batch.sampleAt.set(member, this.batch.lines.push({ text, leases: false }) - 1);
+  }
+
+  /** Sends the window's frames: one message to each page, one frame a line. */
+  private flush(): void {
+    const lines = this.batch.lines;
+    if (lines.length === 0) return;
+    this.batch = { lines: [], sampleAt: new Map() };
+    let all: string | undefined;
+    let withoutLeases: string | undefined;
+    for (const page of this.pages) {
+      if (page.leases) all ??= lines.map((l) => l.text).join('\n');
+      else withoutLeases ??= lines.filter((l) => !l.leases).map((l) => l.text).join('\n');
+      const text = page.leases ? all : withoutLeases;
+      if (text !== undefined && text !== '') this.sendText(page, text);
+    }
+  }
+
+  private sendLines(page: Page, texts: readonly string[]): void {
+    if (texts.length > 0) this.sendText(page, texts.join('\n'));
   }
 
   private broadcast(frame: FeedFrame | Record<string, unknown>): void {
@@ -251,5 +362,15 @@ export class Dashboard {
       return;
     }
     page.socket.send(text);
+  }
+}
+
+/** A gathering member's `{"leases": true|false}`, or undefined for anything else. */
+function parseLeasesWanted(text: string): boolean | undefined {
+  try {
+    const value = JSON.parse(text) as { leases?: unknown } | null;
+    return typeof value?.leases === 'boolean' ? value.leases : undefined;
+  } catch {
+    return undefined;
   }
 }

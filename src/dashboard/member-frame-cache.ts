@@ -1,17 +1,20 @@
 /**
  * The latest of each member's frames, so that a page opened later sees the cluster's recent
  * past at once: per member, its Raft events (a ring), its rates (five minutes), its last
- * sample and its last lease list. Bounded like the feed itself (EVENT_FEED_DEFAULTS).
+ * sample (as the text it came in) and its lease list (kept whole by applying each delta).
+ * Bounded like the feed itself (EVENT_FEED_DEFAULTS).
  */
 import type { NodeId } from '../core/ids.js';
-import { EVENT_FEED_DEFAULTS, type FeedFrame, type RatesFrame, type StampedRaftEvent } from
-  '../server/event-feed.js';
+import {
+  EVENT_FEED_DEFAULTS, type FeedFrame, type LeaseRow, type LeasesFrame, type RatesFrame,
+  type StampedRaftEvent,
+} from '../server/event-feed.js';
 
 interface MemberFrames {
   events: StampedRaftEvent[];
   rates: RatesFrame[];
-  sample?: FeedFrame;
-  leases?: FeedFrame;
+  sampleText?: string;
+  leases?: { atMs: number; total: number; rows: Map<number, LeaseRow> };
 }
 
 /** Members remembered (a cluster has at most a few dozen). */
@@ -20,7 +23,13 @@ const MEMBERS_MAX = 64;
 export class MemberFrameCache {
   private readonly members = new Map<string, MemberFrames>();
 
-  note(frame: FeedFrame): void {
+  /** A sample, as the text that came (samples are most of the frames: never decoded here). */
+  noteSample(member: string, text: string): void {
+    const entry = this.entry(member);
+    if (entry !== undefined) entry.sampleText = text;
+  }
+
+  note(frame: Exclude<FeedFrame, { type: 'sample' }>): void {
     const entry = this.entry(frame.member);
     if (entry === undefined) return;
     switch (frame.type) {
@@ -35,24 +44,32 @@ export class MemberFrameCache {
       case 'rates':
         push(entry.rates, frame, EVENT_FEED_DEFAULTS.ratesMax);
         return;
-      case 'sample':
-        entry.sample = frame;
-        return;
       case 'leases':
-        entry.leases = frame;
-        return;
+        return applyLeases(entry, frame);
     }
   }
 
-  framesForNewPage(): FeedFrame[] {
-    const frames: FeedFrame[] = [];
+  /** What a new page gets: each member's history and its last sample, as frame texts. */
+  textsForNewPage(): string[] {
+    const texts: string[] = [];
     for (const [member, entry] of this.members) {
-      frames.push({ type: 'history', member: member as NodeId, events: entry.events,
-        rates: entry.rates });
-      if (entry.sample !== undefined) frames.push(entry.sample);
-      if (entry.leases !== undefined) frames.push(entry.leases);
+      texts.push(JSON.stringify({ type: 'history', member: member as NodeId,
+        events: entry.events, rates: entry.rates }));
+      if (entry.sampleText !== undefined) texts.push(entry.sampleText);
     }
-    return frames;
+    return texts;
+  }
+
+  /** Each member's whole lease list known here (a leader's), for a page that starts showing it. */
+  fullLeases(): LeasesFrame[] {
+    return [...this.members].flatMap(([member, { leases }]) => leases === undefined ? [] : [{
+      type: 'leases', member: member as NodeId, atMs: leases.atMs, full: true,
+      leases: [...leases.rows.values()], removed: [], total: leases.total }]);
+  }
+
+  /** Forgets the lease lists (nobody shows them, so their deltas stop coming). */
+  clearLeases(): void {
+    for (const entry of this.members.values()) delete entry.leases;
   }
 
   clear(): void {
@@ -67,6 +84,19 @@ export class MemberFrameCache {
     this.members.set(member, created);
     return created;
   }
+}
+
+function applyLeases(entry: MemberFrames, frame: LeasesFrame): void {
+  // A delta with no full list before it (asked for before this cache was) is dropped; the
+  // peer sends a full one to each new asker.
+  if (!frame.full && entry.leases === undefined) return;
+  const rows = frame.full || entry.leases === undefined ? new Map<number, LeaseRow>()
+    : entry.leases.rows;
+  for (const id of frame.removed) rows.delete(id);
+  for (const row of frame.leases) {
+    if (rows.size < EVENT_FEED_DEFAULTS.leasesMax || rows.has(row.id)) rows.set(row.id, row);
+  }
+  entry.leases = { atMs: frame.atMs, total: frame.total, rows };
 }
 
 function push<T>(list: T[], item: T, max: number): void {

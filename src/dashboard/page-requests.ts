@@ -9,7 +9,9 @@ export type PageRequest =
   | { readonly type: 'keys'; readonly id: number; readonly prefix: string }
   | { readonly type: 'key-history'; readonly id: number; readonly key: string }
   | { readonly type: 'watch'; readonly id: number; readonly prefix: string }
-  | { readonly type: 'unwatch'; readonly id: number };
+  | { readonly type: 'unwatch'; readonly id: number }
+  /** The page's tab changed: whether the tab in view shows the leases. */
+  | { readonly type: 'view'; readonly id: number; readonly leases: boolean };
 
 export type ParsedPageRequest =
   | { readonly kind: 'ok'; readonly request: PageRequest }
@@ -34,6 +36,9 @@ export function parsePageRequest(text: string): ParsedPageRequest {
       return withKey('key-history', id, r['key'], false);
     case 'unwatch':
       return { kind: 'ok', request: { type: 'unwatch', id } };
+    case 'view':
+      if (typeof r['leases'] !== 'boolean') return invalid('leases must be true or false');
+      return { kind: 'ok', request: { type: 'view', id, leases: r['leases'] } };
     default:
       return invalid(`unknown request type ${JSON.stringify(r['type'])}`);
   }

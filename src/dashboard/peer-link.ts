@@ -8,6 +8,19 @@
 import { WebSocket } from 'ws';
 import type { FeedFrame } from '../server/event-feed.js';
 
+/** The frame types a member's feed sends. */
+export type FeedFrameType = FeedFrame['type'];
+
+/**
+ * A peer's frame as received: its type and text. The text is forwarded to pages as it came
+ * (not decoded and encoded again); `member` is the link's, checked against the frame's own.
+ */
+export interface PeerFrame {
+  readonly type: FeedFrameType;
+  readonly member: string;
+  readonly text: string;
+}
+
 export interface PeerLinkOptions {
   readonly member: string;
   /** The peer's client URL (http://host:port or https://host:port). */
@@ -15,7 +28,7 @@ export interface PeerLinkOptions {
   /** TLS material for wss: the CA to trust, and this member's certificate to present. */
   readonly tls?: { readonly ca?: string | Buffer; readonly cert?: string | Buffer;
     readonly key?: string | Buffer } | undefined;
-  readonly onFrame: (frame: FeedFrame) => void;
+  readonly onFrame: (frame: PeerFrame) => void;
   readonly onState: (up: boolean, reason: string) => void;
   /** Largest frame accepted from the peer. Unit: bytes. */
   readonly frameBytesMax: number;
@@ -33,6 +46,7 @@ export class PeerLink {
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private up = false;
+  private leasesWanted = false;
 
   constructor(private readonly o: PeerLinkOptions) {
     this.connect();
@@ -40,6 +54,13 @@ export class PeerLink {
 
   get isUp(): boolean {
     return this.up;
+  }
+
+  /** Asks the peer for its lease list (it sends one while it leads), or to stop sending it. */
+  wantLeases(wanted: boolean): void {
+    this.leasesWanted = wanted;
+    if (this.socket?.readyState !== WebSocket.OPEN) return;
+    this.socket.send(JSON.stringify({ leases: wanted }));
   }
 
   close(): void {
@@ -54,8 +75,11 @@ export class PeerLink {
       maxPayload: this.o.frameBytesMax, handshakeTimeout: 2000, ...(this.o.tls ?? {}),
     });
     this.socket = socket;
+    socket.on('open', () => {
+      if (this.leasesWanted) socket.send(JSON.stringify({ leases: true }));
+    });
     socket.on('message', (data) => {
-      const frame = parseFrame(data.toString());
+      const frame = parseFrame(data.toString(), this.o.member);
       if (frame === undefined) return;
       if (!this.up) this.setUp(true, 'connected');
       this.retryMs = RETRY_MS_MIN;
@@ -84,15 +108,26 @@ export class PeerLink {
   }
 }
 
-/** A peer's frame, if it is one: an object with a known `type` and a member id. */
-function parseFrame(text: string): FeedFrame | undefined {
+const KNOWN_TYPES: ReadonlySet<string> = new Set<FeedFrameType>(['history', 'raft-event', 'rates',
+  'leases', 'sample']);
+/** How every feed frame begins (event-feed.ts builds them with these two fields first). */
+const FRAME_HEAD = /^\{"type":"([a-z-]+)","member":("(?:[^"\\]|\\.){1,200}"),/;
+
+/**
+ * A peer's frame, if it is one: a JSON object that opens with a known `type` and the member id
+ * of the peer this link is to. Only that head is read here (the body goes on as text; whoever
+ * needs more of a frame decodes it).
+ */
+export function parseFrame(text: string, member: string): PeerFrame | undefined {
+  const head = FRAME_HEAD.exec(text);
+  // A frame is one line (pages get several per message, one a line; JSON.stringify never
+  // writes a raw newline).
+  if (head === null || !KNOWN_TYPES.has(head[1]!) || !text.endsWith('}') ||
+    text.includes('\n')) return undefined;
   try {
-    const value = JSON.parse(text) as { type?: unknown; member?: unknown };
-    const known = ['history', 'raft-event', 'rates', 'leases', 'sample'];
-    if (typeof value !== 'object' || value === null || typeof value.member !== 'string' ||
-      !known.includes(String(value.type))) return undefined;
-    return value as FeedFrame;
+    if (JSON.parse(head[2]!) !== member) return undefined;
   } catch {
     return undefined;
   }
+  return { type: head[1] as FeedFrameType, member, text };
 }

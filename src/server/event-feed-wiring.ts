@@ -25,22 +25,23 @@ export function eventFeedOf(core: ConsistentCore, clock: Clock, random: Random,
     status: () => core.status(),
     revision: () => core.store.revision,
     leaseCount: () => core.store.leaseCount,
-    leases: (max) => leaseRows(core, max),
+    leases: (max) => leaseRows(core, max, clock.wallMs()),
   }, clock, random, {
     ...EVENT_FEED_DEFAULTS, sampleIntervalMs: Math.max(SAMPLE_INTERVAL_MS_MIN, heartbeatMs),
   });
 }
 
 /** On the leader: each lease with the tracker's remaining TTL (the page animates the bars). */
-function leaseRows(core: ConsistentCore, max: number): { rows: LeaseRow[]; total: number } |
-  undefined {
+function leaseRows(core: ConsistentCore, max: number, nowWallMs: number):
+  { rows: LeaseRow[]; total: number } | undefined {
   if (core.leases.leaderTerm === undefined) return undefined;
   const all = core.store.leases();
   const rows = all.slice(0, max).map((lease) => {
-    const remainingMs = core.leases.remainingMs(lease.id);
+    const remaining = core.leases.remainingMs(lease.id);
     const keys = core.store.leaseKeys(lease.id);
-    return { id: lease.id, ttlMs: lease.ttlMs,
-      remainingMs: remainingMs === undefined ? null : Math.floor(remainingMs),
+    const remainingMs = remaining === undefined ? null : Math.floor(remaining);
+    return { id: lease.id, ttlMs: lease.ttlMs, remainingMs,
+      expiresAtMs: remainingMs === null ? null : nowWallMs + remainingMs,
       keys: keys.slice(0, LEASE_KEYS_SHOWN_MAX), keyCount: keys.length };
   });
   return { rows, total: all.length };

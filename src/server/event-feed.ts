@@ -9,13 +9,18 @@
  *   sample   — every `sampleIntervalMs`: role, term, indexes, each follower's progress and lag
  *   rates    — every second: puts, reads, keep-alives served, each with p99 latency
  *   raft-event — each Raft role, leader, term or transfer event, as it happens
- *   leases   — every second, on the leader only: each lease's TTL and remaining time
+ *   leases   — every second, on the leader only, to the listeners that asked for it (a page
+ *              showing the leases tab): the first a full list, then only the leases that
+ *              changed (granted, kept alive, keys attached or detached) and those gone
  *
  * The frames are plain data so that they can later ride on the client stream (/v1/stream,
  * issue #17) as one more channel; today they go over a WebSocket (src/dashboard).
  *
  * Bounds: `raftEventsMax` events in the ring, `ratesMax` seconds of rates, `latenciesMax`
  * latencies per second per kind (a uniform sample beyond it), `leasesMax` leases per frame.
+ *
+ * Cost: each frame is encoded to JSON once, however many listeners it goes to (`json()`), and
+ * only when one of them asks for the text. The lease list is built only while someone wants it.
  */
 import type { NodeId } from '../core/ids.js';
 import type { RaftEvent, RaftStatus } from '../core/raft/index.js';
@@ -65,7 +70,10 @@ export interface RatesFrame {
 export interface LeaseRow {
   readonly id: number;
   readonly ttlMs: number;
+  /** At the frame's `atMs`, or when this row was last sent in a delta (see LeasesFrame). */
   readonly remainingMs: number | null;
+  /** When it expires by the leader's wall clock (`atMs` of the frame + remainingMs). */
+  readonly expiresAtMs: number | null;
   readonly keys: readonly string[];
   readonly keyCount: number;
 }
@@ -76,9 +84,22 @@ export type FeedFrame =
     readonly rates: readonly RatesFrame[] }
   | ({ readonly type: 'raft-event' } & StampedRaftEvent)
   | RatesFrame
-  | { readonly type: 'leases'; readonly member: NodeId; readonly atMs: number;
-    readonly leases: readonly LeaseRow[]; readonly total: number }
+  | LeasesFrame
   | SampleFrame;
+
+/**
+ * The leader's leases: `full` lists them all (up to leasesMax); otherwise `leases` holds only
+ * the rows that changed since the previous frame and `removed` the ids gone since then.
+ */
+export interface LeasesFrame {
+  readonly type: 'leases';
+  readonly member: NodeId;
+  readonly atMs: number;
+  readonly full: boolean;
+  readonly leases: readonly LeaseRow[];
+  readonly removed: readonly number[];
+  readonly total: number;
+}
 
 export interface SampleFrame {
   readonly type: 'sample';
@@ -122,12 +143,25 @@ export interface EventFeedSource {
   readonly leases: (max: number) => { rows: LeaseRow[]; total: number } | undefined;
 }
 
-type Listener = (frame: FeedFrame) => void;
+/** A frame, and its JSON text (encoded once for every listener, when first asked for). */
+type Listener = (frame: FeedFrame, json: () => string) => void;
+
+interface Listening {
+  /** Whether this listener gets the leases frames (it shows the leases). */
+  leases: boolean;
+  /** Whether it has had a full lease list since it asked (deltas follow it). */
+  leasesPrimed: boolean;
+}
+
+/** A lease whose expiry moved by more than this since the last frame was kept alive. Unit: ms. */
+const LEASE_EXPIRY_MOVED_MS = 250;
 
 export class EventFeed {
   private readonly ring: StampedRaftEvent[] = [];
   private readonly ratesRing: RatesFrame[] = [];
-  private readonly listeners = new Set<Listener>();
+  private readonly listeners = new Map<Listener, Listening>();
+  /** The rows of the last lease list sent, by id (what the next delta is measured against). */
+  private leasesSent = new Map<number, LeaseRow>();
   /** Told when the first listener arrives (true) and when the last leaves (false). */
   private readonly listenedWatchers: Array<(listened: boolean) => void> = [];
   private readonly counts: Record<ServedKind, number> = { put: 0, read: 0, keepalive: 0 };
@@ -149,18 +183,29 @@ export class EventFeed {
   }
 
   /** The recent Raft events and rates, for a new subscriber. */
-  history(): FeedFrame {
+  history(): Extract<FeedFrame, { type: 'history' }> {
     return { type: 'history', member: this.source.id, events: [...this.ring],
       rates: [...this.ratesRing] };
   }
 
-  /** Starts sending live frames to `listener`; returns the unsubscribe. */
-  subscribe(listener: Listener): () => void {
-    this.listeners.add(listener);
+  /**
+   * Starts sending live frames to `listener` (with the leases frames when `leases`); returns
+   * the unsubscribe.
+   */
+  subscribe(listener: Listener, options: { leases?: boolean } = {}): () => void {
+    this.listeners.set(listener, { leases: options.leases === true, leasesPrimed: false });
     if (this.listeners.size === 1) this.tellListened(true);
     return () => {
       if (this.listeners.delete(listener) && this.listeners.size === 0) this.tellListened(false);
     };
+  }
+
+  /** Starts or stops sending the leases frames to `listener` (a full list first). */
+  setLeasesWanted(listener: Listener, wanted: boolean): void {
+    const listening = this.listeners.get(listener);
+    if (listening === undefined || listening.leases === wanted) return;
+    listening.leases = wanted;
+    listening.leasesPrimed = false;
   }
 
   /** Calls `watcher(true)` when the feed gains its first listener, `(false)` on losing its last. */
@@ -236,16 +281,46 @@ export class EventFeed {
     this.ratesRing.push(frame);
     if (this.ratesRing.length > this.config.ratesMax) this.ratesRing.shift();
     this.emit(frame);
-    const leases = this.listeners.size === 0 ? undefined
-      : this.source.leases(this.config.leasesMax);
-    if (leases !== undefined) {
-      this.emit({ type: 'leases', member: this.source.id, atMs: frame.atMs, leases: leases.rows,
-        total: leases.total });
+    this.emitLeases(frame.atMs);
+  }
+
+  /** The lease list to those who want it: full to the new ones, the changes to the others. */
+  private emitLeases(atMs: number): void {
+    const wanting = [...this.listeners].filter(([, l]) => l.leases);
+    const leases = wanting.length === 0 ? undefined : this.source.leases(this.config.leasesMax);
+    if (leases === undefined) {
+      // Not the leader (any more): whoever asks gets a full list if it leads again.
+      this.leasesSent.clear();
+      for (const [, listening] of wanting) listening.leasesPrimed = false;
+      return;
+    }
+    // Against the rows as last sent (not as last seen), so that small moves cannot add up.
+    const sent = new Map<number, LeaseRow>();
+    const changed: LeaseRow[] = [];
+    for (const row of leases.rows) {
+      const before = this.leasesSent.get(row.id);
+      const moved = leaseChanged(before, row);
+      if (moved) changed.push(row);
+      sent.set(row.id, moved || before === undefined ? row : before);
+    }
+    const removed = [...this.leasesSent.keys()].filter((id) => !sent.has(id));
+    this.leasesSent = sent;
+    const base = { type: 'leases' as const, member: this.source.id, atMs, total: leases.total };
+    const full: FeedFrame = { ...base, full: true, leases: leases.rows, removed: [] };
+    const delta: FeedFrame = { ...base, full: false, leases: changed, removed };
+    const fullJson = memoJson(full);
+    const deltaJson = memoJson(delta);
+    for (const [listener, listening] of wanting) {
+      if (listening.leasesPrimed) listener(delta, deltaJson);
+      else listener(full, fullJson);
+      listening.leasesPrimed = true;
     }
   }
 
   private emit(frame: FeedFrame): void {
-    for (const listener of this.listeners) listener(frame);
+    if (this.listeners.size === 0) return;
+    const json = memoJson(frame);
+    for (const listener of this.listeners.keys()) listener(frame, json);
   }
 
   private noteIndex(atMs: number, lastIndex: number): void {
@@ -264,18 +339,37 @@ export class EventFeed {
   }
 }
 
+/** `frame`'s JSON, encoded on the first call only. */
+function memoJson(frame: FeedFrame): () => string {
+  let text: string | undefined;
+  return () => (text ??= JSON.stringify(frame));
+}
+
+/** Whether a delta must carry `row`: new, its TTL or keys changed, or it was kept alive. */
+function leaseChanged(sent: LeaseRow | undefined, row: LeaseRow): boolean {
+  if (sent === undefined) return true;
+  if (sent.ttlMs !== row.ttlMs || sent.keyCount !== row.keyCount ||
+    sent.keys.join('\n') !== row.keys.join('\n')) return true;
+  if (sent.expiresAtMs === null || row.expiresAtMs === null) {
+    return sent.expiresAtMs !== row.expiresAtMs;
+  }
+  return Math.abs(sent.expiresAtMs - row.expiresAtMs) > LEASE_EXPIRY_MOVED_MS;
+}
+
 /**
  * Latencies of one window, for a quantile: all of them up to `max`, then a uniform sample
  * (reservoir sampling), so a busy second costs bounded memory.
  */
 export class LatencySample {
   private readonly values: number[] = [];
+  private sorted: number[] | undefined;
   private seen = 0;
 
   constructor(private readonly max: number, private readonly random: Random) {}
 
   add(value: number): void {
     this.seen++;
+    this.sorted = undefined;
     if (this.values.length < this.max) {
       this.values.push(value);
       return;
@@ -287,13 +381,15 @@ export class LatencySample {
   /** The q-quantile (0..1) of the window, rounded to 0.01 ms; null when empty. */
   quantile(q: number): number | null {
     if (this.values.length === 0) return null;
-    const sorted = [...this.values].sort((a, b) => a - b);
+    // Sorted once per change: a sample every heartbeat asks twice for the same window.
+    const sorted = this.sorted ??= [...this.values].sort((a, b) => a - b);
     const at = Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1);
     return Math.round(sorted[Math.max(0, at)]! * 100) / 100;
   }
 
   clear(): void {
     this.values.length = 0;
+    this.sorted = undefined;
     this.seen = 0;
   }
 }

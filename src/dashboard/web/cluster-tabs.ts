@@ -46,12 +46,10 @@ function memberRow(state: ClusterState, view: MemberView, now: number,
 
 export function renderLeadership(panel: Element, state: ClusterState): void {
   const rows = termTimeline(state.allEvents()).reverse();
-  const downs = [...state.members.values()].filter((m) => m.link !== undefined && !m.link.up);
   fill(panel,
     h('p.summary', {}, 'Every term with its leader, how it started and how it ended, merged ',
       'from each member\'s own Raft events (a ring of the last 256 per member).'),
-    downs.length === 0 ? null : h('p.alert', {}, ...downs.map((m) =>
-      `${m.id} stopped answering at ${clockTime(m.link!.atMs)}. `)),
+    ...outageLines(state),
     h('table.terms', { 'data-testid': 'terms' },
       h('thead', {}, h('tr', {}, ...['term', 'started', 'leader', 'how it started',
         'how it ended'].map((t) => h('th', {}, t)))),
@@ -61,6 +59,22 @@ export function renderLeadership(panel: Element, state: ClusterState): void {
         h('td.how', {}, howTermStarted(row)),
         h('td', {}, row.ended === undefined ? (row.leader ? 'leads now' : '–')
           : `${clockTime(row.ended.atMs)}: ${row.ended.how}`))))));
+}
+
+/** Outages shown on the leadership tab, the latest first. */
+const OUTAGES_SHOWN_MAX = 5;
+
+/**
+ * Each member the serving member lost its link to: still down (an alert), or back (kept, so
+ * that a member restarted at once still shows among the reasons leadership moved).
+ */
+function outageLines(state: ClusterState): HTMLElement[] {
+  return state.outages.slice(-OUTAGES_SHOWN_MAX).reverse().map((o) => o.upAtMs === undefined
+    ? h('p.alert', { 'data-outage': o.member },
+      `${o.member} stopped answering at ${clockTime(o.downAtMs)} (${o.reason}).`)
+    : h('p.recovered', { 'data-outage': o.member },
+      `${o.member} stopped answering at ${clockTime(o.downAtMs)} (${o.reason}); ` +
+      `answering again since ${clockTime(o.upAtMs)}.`));
 }
 
 /** Leases shown as bars (soonest to expire first); the count says how many there are. */
@@ -99,14 +113,17 @@ function leaseBars(state: ClusterState): HTMLElement {
   if (leases === undefined) {
     return h('p.muted', {}, 'no lease list yet (the leader sends one a second)');
   }
-  const elapsedMs = Date.now() - leases.receivedAtMs;
-  const rows = [...leases.rows].sort((a, b) => (a.remainingMs ?? 0) - (b.remainingMs ?? 0))
-    .slice(0, LEASE_BARS_MAX);
+  // By the leader's clock, then what elapsed here since its list came.
+  const nowLeaderMs = leases.atMs + (Date.now() - leases.receivedAtMs);
+  const rows = [...leases.rows.values()]
+    .map((lease) => ({ ...lease, remainingMs: lease.expiresAtMs === null ? 0
+      : Math.max(0, lease.expiresAtMs - nowLeaderMs) }))
+    .sort((a, b) => a.remainingMs - b.remainingMs).slice(0, LEASE_BARS_MAX);
   return h('div.leases', {},
     h('p.muted', {}, `${leases.total} leases` + (leases.total > rows.length
       ? `, the ${rows.length} closest to expiring shown` : '')),
     ...rows.map((lease) => {
-      const remainingMs = Math.max(0, (lease.remainingMs ?? 0) - elapsedMs);
+      const remainingMs = lease.remainingMs;
       const fraction = lease.ttlMs > 0 ? remainingMs / lease.ttlMs : 0;
       const bar = h('span.bar', { style: `width:${(100 * fraction).toFixed(1)}%;` +
         `transition:width ${(remainingMs / 1000).toFixed(2)}s linear` });

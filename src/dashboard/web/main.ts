@@ -60,15 +60,31 @@ class Page {
       `${scheme}//${location.host}/ui/feed`;
     const socket = new WebSocket(url);
     this.socket = socket;
-    socket.onopen = () => (this.status.textContent = `live (${new URL(url).host})`);
-    socket.onmessage = (message) => this.onFrame(JSON.parse(String(message.data)) as
-      Record<string, unknown>);
+    socket.onopen = () => {
+      this.status.textContent = `live (${new URL(url).host})`;
+      // A new feed knows nothing of the tab in view.
+      if (this.current !== undefined) this.sayView(this.current);
+    };
+    socket.onmessage = (message) => this.onMessage(String(message.data));
     socket.onclose = () => {
       this.status.textContent = 'disconnected: trying the next member…';
       this.status.className = 'status down';
       this.feedIndex++;
       setTimeout(() => this.connect(), this.feedUrls.length > 1 ? 200 : 1000);
     };
+  }
+
+  /** One message holds one frame or several, one a line (the member sends a window's worth). */
+  private onMessage(text: string): void {
+    for (const line of text.split('\n')) {
+      let frame: Record<string, unknown>;
+      try {
+        frame = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      this.onFrame(frame);
+    }
   }
 
   private onFrame(frame: Record<string, unknown>): void {
@@ -152,11 +168,20 @@ class Page {
   }
 
   private show(tab: Tab): void {
+    const leasesBefore = this.current?.id === 'recipes';
     this.current = tab;
+    if (leasesBefore && tab.id !== 'recipes') this.state.dropLeases();
+    this.sayView(tab);
     for (const t of this.tabs) t.panel.hidden = t !== tab;
     document.querySelectorAll('nav a').forEach((a) =>
       a.classList.toggle('active', a.getAttribute('data-tab') === tab.id));
     tab.render?.();
+  }
+
+  /** Tells the member whether the tab in view shows the leases (they are sent only then). */
+  private sayView(tab: Tab): void {
+    if (this.mode !== 'cluster' || this.socket?.readyState !== WebSocket.OPEN) return;
+    void this.request({ type: 'view', leases: tab.id === 'recipes' });
   }
 
   private redraw(): void {

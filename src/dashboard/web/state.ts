@@ -3,7 +3,7 @@
  * like the feed: a ring of Raft events per member, five minutes of rates.
  */
 import type {
-  FeedFrame, LeaseRow, RatesFrame, SampleFrame, StampedRaftEvent,
+  FeedFrame, LeaseRow, LeasesFrame, RatesFrame, SampleFrame, StampedRaftEvent,
 } from '../../server/event-feed.js';
 import type { RecipeRow } from '../cluster-view.js';
 
@@ -26,18 +26,57 @@ export interface Hello {
   readonly electionTimeoutMs: number;
 }
 
+/**
+ * A time the serving member's link to a member went down, and when it came back. Kept after
+ * it ends: `conclave dev` restarts a killed member within a second or two, and "n3 stopped
+ * answering" is part of why leadership moved, so it must not vanish when n3 is back.
+ */
+export interface Outage {
+  readonly member: string;
+  readonly downAtMs: number;
+  readonly reason: string;
+  upAtMs: number | undefined;
+}
+
+/** A leader's leases as of `atMs` (its wall clock), received here at `receivedAtMs`. */
+export interface LeaseList {
+  readonly atMs: number;
+  readonly receivedAtMs: number;
+  readonly rows: Map<number, LeaseRow>;
+  readonly total: number;
+}
+
 const EVENTS_MAX = 256;
 const RATES_MAX = 300;
+/** Outages remembered (the oldest go first). */
+const OUTAGES_MAX = 32;
 
 export class ClusterState {
   hello: Hello | undefined;
   readonly members = new Map<string, MemberView>();
   recipes: readonly RecipeRow[] = [];
-  leases: { atMs: number; receivedAtMs: number; rows: readonly LeaseRow[]; total: number } |
-    undefined;
+  /** Each leader's lease list (kept whole from its full list and deltas), by member. */
+  private readonly leaseLists = new Map<string, LeaseList>();
   revision = 0;
+  /** Links that went down, oldest first; an open one has no upAtMs. */
+  readonly outages: Outage[] = [];
   /** Bumped on every change, so views redraw only when something changed. */
   version = 0;
+
+  /** The latest lease list (the current leader's), if the page has one. */
+  get leases(): LeaseList | undefined {
+    let latest: LeaseList | undefined;
+    for (const list of this.leaseLists.values()) {
+      if (latest === undefined || list.atMs > latest.atMs) latest = list;
+    }
+    return latest;
+  }
+
+  /** The page stopped showing the leases: they stop coming, so what it has goes stale. */
+  dropLeases(): void {
+    this.leaseLists.clear();
+    this.version++;
+  }
 
   member(id: string): MemberView {
     let found = this.members.get(id);
@@ -59,6 +98,7 @@ export class ClusterState {
     if (type === 'member-link') {
       const f = frame as { member: string; up: boolean; reason: string; atMs: number };
       this.member(f.member).link = { up: f.up, reason: f.reason, atMs: f.atMs };
+      this.noteOutage(f.member, f.up, f.reason, f.atMs);
       return;
     }
     if (type === 'recipes') {
@@ -68,6 +108,18 @@ export class ClusterState {
       return;
     }
     this.applyMemberFrame(frame as FeedFrame);
+  }
+
+  private noteOutage(member: string, up: boolean, reason: string, atMs: number): void {
+    const open = this.outages.find((o) => o.member === member && o.upAtMs === undefined);
+    if (up) {
+      if (open !== undefined) open.upAtMs = atMs;
+      return;
+    }
+    // A page that reconnects is told again of a link that is still down.
+    if (open !== undefined) return;
+    this.outages.push({ member, downAtMs: atMs, reason, upAtMs: undefined });
+    if (this.outages.length > OUTAGES_MAX) this.outages.shift();
   }
 
   private applyMemberFrame(frame: FeedFrame): void {
@@ -90,10 +142,19 @@ export class ClusterState {
         view.sample = frame;
         return;
       case 'leases':
-        this.leases = { atMs: frame.atMs, receivedAtMs: Date.now(), rows: frame.leases,
-          total: frame.total };
-        return;
+        return this.applyLeases(frame);
     }
+  }
+
+  private applyLeases(frame: LeasesFrame): void {
+    const had = this.leaseLists.get(frame.member);
+    // A delta without the full list before it cannot be placed; the next full one will be.
+    if (!frame.full && had === undefined) return;
+    const rows = frame.full || had === undefined ? new Map<number, LeaseRow>() : had.rows;
+    for (const id of frame.removed) rows.delete(id);
+    for (const row of frame.leases) rows.set(row.id, row);
+    this.leaseLists.set(frame.member, { atMs: frame.atMs, receivedAtMs: Date.now(), rows,
+      total: frame.total });
   }
 
   /** Every member's events, merged (the leadership timeline's input). */
