@@ -23,8 +23,14 @@ export function formatOf(flags: { writeOut?: OutputFormat; json?: boolean }): Ou
   return flags.writeOut ?? (flags.json === true ? 'json' : 'simple');
 }
 
-/** Aligned columns, a header first; cells are never truncated. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+/**
+ * Aligned columns, a header first; cells are never truncated. A line break or tab in a cell
+ * (a value read from stdin ends with one) is shown escaped (`\n`), so a row stays one line.
+ */
+export function table(header: readonly string[],
+  shownRows: readonly (readonly string[])[]): string[] {
+  const rows = shownRows.map((r) => r.map((c) => c.replace(/[\r\n\t]/g,
+    (ch) => JSON.stringify(ch).slice(1, -1))));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
     `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;

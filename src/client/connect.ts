@@ -5,7 +5,7 @@
  * imports src/adapters (tidy checks it), so the simulator can run everything else.
  */
 import { formatConfigProblems } from '../core/config.js';
-import { EtcdClientTransport } from '../adapters/etcd/etcd-client-transport.js';
+import { LazyEtcdClientTransport } from '../adapters/etcd/lazy-etcd-transport.js';
 import { HttpClientTransport } from '../adapters/http-client-transport.js';
 import { StreamClientTransport } from '../adapters/stream-client-transport.js';
 import { SystemClock } from '../adapters/system-clock.js';
@@ -59,7 +59,7 @@ export function connect(options: BackendConnectOptions & TransportOption,
     timer: components.timer ?? (isTimer(clock) ? clock : new SystemClock()),
     random: components.random ?? new SystemRandom(),
     transport: components.transport ?? (options.backend === 'etcd'
-      ? new EtcdClientTransport({ ...etcdTls(config), ...(auth === undefined ? {} : { auth }) })
+      ? new LazyEtcdClientTransport({ ...etcdTls(config), ...(auth === undefined ? {} : { auth }) })
       : authenticated(kind, config, auth, clock)),
   });
 }

@@ -42,7 +42,8 @@ export function mutantCatchMeasured(where: MutantCatch): string {
   const seeds = missed.length === 0 ? `every seed of ${range}`
     : missed.length < where.caughtOn.length
       ? `${where.caughtOn.length} of seeds ${range} (all but ${missed.join(', ')})`
-      : `seeds ${where.caughtOn.join(', ')} of ${range}`;
+      : `${where.caughtOn.length === 1 ? 'seed' : 'seeds'} ${where.caughtOn.join(', ')} `
+        + `of ${range}`;
   return `${seeds} of ${run} (${where.checker})`;
 }
 

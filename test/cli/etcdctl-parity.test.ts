@@ -64,6 +64,10 @@ describe('cli: etcdctl parity', () => {
     const piped = await run(['kv', 'put', 'p/stdin'], 'line 1\nline 2\n');
     assert.equal(piped.code, 0, piped.err.join('\n'));
     assert.equal((await client.kv.get('p/stdin')).kv?.value, 'line 1\nline 2\n');
+    // In a table a value's line breaks are shown escaped: a row stays one line.
+    const table = (await run(['kv', 'get', 'p/stdin', '-w', 'table'])).out;
+    assert.equal(table.length, 5, table.join('\n'));
+    assert.match(table[3] ?? '', /^\| p\/stdin \| line 1\\nline 2\\n \|/);
     await lease.revoke();
     assert.equal((await client.kv.get('p/leased')).kv, undefined);
   });

@@ -96,7 +96,7 @@ async function elect(io: CliIo, client: ConclaveClient, name: string, id: string
     const election = client.election(name);
     printStatus(io, json, 'campaigning', { ...fields, ttlMs });
     let leadership: Leadership;
-    const waiting = announceWaiting(io, json, client, 'election', name);
+    const waiting = announceWaiting(io, json, client, 'election', name, id);
     try {
       leadership = await election.campaign(id, { ttlMs, value: flags.value ?? '',
         signal: stop.signal });

@@ -169,7 +169,7 @@ value, version, create, mod; OP: = != > <); an op is put KEY VALUE [--lease=ID],
 get KEY [--prefix] [--limit=N] or del KEY [--prefix]; quote words with spaces ("a b").
 
 Example:
-  printf '%s\n' 'value("mode") = "blue"' '' 'put mode green' '' 'get mode' \
+  printf '%s\\n' 'value("mode") = "blue"' '' 'put mode green' '' 'get mode' \\
     | conclave kv txn`;
 
 function txnCommand(io: CliIo): Command {

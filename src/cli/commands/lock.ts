@@ -86,7 +86,8 @@ async function runLocked(io: CliIo, client: ConclaveClient, name: string, argv: 
   const stop = new StopSignals((signal) => child?.kill(signal));
   try {
     let lock: Lock;
-    const waiting = announceWaiting(io, json, client, 'lock', name);
+    const waiting = announceWaiting(io, json, client, 'lock', name,
+      flags.id ?? client.clientId);
     try {
       lock = await client.lock(name, { ttlMs: flags.ttl ?? RECIPE_TTL_MS_DEFAULT,
         signal: stop.signal, ...(flags.id === undefined ? {} : { id: flags.id }) });

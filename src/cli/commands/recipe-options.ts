@@ -121,9 +121,11 @@ export const WAITING_LINE_AFTER_MS = 300;
 /**
  * Prints one `waiting` line on stderr (`lock=NAME` or `name=NAME`, the holder, how many are
  * ahead) if the acquire is still pending after WAITING_LINE_AFTER_MS; `cancel()` once it ends.
+ * Nothing is printed when the holder is `selfId`: on a loaded machine an uncontended acquire
+ * can outlast the delay, and the listing then finds this candidate already holding.
  */
 export function announceWaiting(io: CliIo, json: boolean, client: ConclaveClient,
-  kind: RecipeKind, name: string): { cancel(): void } {
+  kind: RecipeKind, name: string, selfId: string): { cancel(): void } {
   let cancelled = false;
   const field = kind === 'lock' ? 'lock' : 'name';
   const timer = setTimeout(() => {
@@ -131,6 +133,7 @@ export function announceWaiting(io: CliIo, json: boolean, client: ConclaveClient
       if (cancelled) return;
       const listing = listings[0];
       const holder = listing?.holder;
+      if (holder?.id === selfId) return;
       io.err(statusLine(json, 'waiting', { [field]: name,
         ...(holder === undefined ? {} : { holder: holder.id, fencingToken: holder.fencingToken }),
         // Our own key is among the queue; those before it are ahead of us.

@@ -15,11 +15,12 @@ export const CORE_MUTANT_NAMES: readonly string[] = Object.keys(CORE_NO_MUTANTS)
 
 /**
  * Where each server-path mutant is caught: measured on 2026-12-02 with `conclave sim --scenario
- * core --seed 1 --seeds N --mutant M` (defaults otherwise), the seeds that failed and the
+ * core --seed 1 --seeds N --mutant M` (defaults otherwise; retryReapplied again at h/audit18
+ * over seeds 1-6, after the coresim landing changed the runs), the seeds that failed and the
  * checker that fired first on the first of them. test/sim/mutant-catches.test.ts replays it.
  */
 export const CORE_MUTANT_CATCHES: Readonly<Record<keyof CoreMutants, MutantCatch>> = {
-  retryReapplied: { scenario: 'core', flags: {}, first: 1, count: 3, caughtOn: [1],
+  retryReapplied: { scenario: 'core', flags: {}, first: 1, count: 6, caughtOn: [4],
     checker: 'linearizability' },
   watchSkipsEvent: { scenario: 'core', flags: {}, first: 1, count: 3, caughtOn: [1, 2, 3],
     checker: 'watch-complete' },
