@@ -2,10 +2,13 @@
  * Scenario `core`: the real ConsistentCore on every simulated member (5 by default) with
  * snapshots on (a snapshot every few dozen entries, InstallSnapshot in small chunks), under the
  * lease scenario's full nemesis (crashes with unsynced writes lost or torn, pauses, partitions,
- * loss, drift within ρ) and leadership transfers, serving the shipped client (ConclaveClient
- * over SimClientTransport, on the lease scenario's world: lease-world.ts) in three roles:
+ * loss, drift within ρ), leadership transfers and stale-leader faults (Nemesis.startStaleLeaders:
+ * a leader hands over and at once hears no member, while the readers reach it only), serving
+ * the shipped client (ConclaveClient over SimClientTransport, on the lease scenario's world:
+ * lease-world.ts) in four roles:
  * - KV clients (kv-workload.ts): puts, deletes, compare-and-swaps (txns), linearizable and
  *   serializable gets on a few keys; their history goes to the WGL checker (kv-model.ts);
+ * - readers (kv-workload.ts): linearizable gets only, into the same history;
  * - lease clients (the lease scenario's LeaseWorkload): leases held to docs/leases.md's bounds
  *   by the LeaseChecker, fencing included (a lease's keys go with it);
  * - watchers (watch-checker.ts): every revision of the KV keys, in order, exactly once, across
