@@ -4,11 +4,11 @@
  * ConsistentCore on every simulated member, snapshots on, the shipped client — under the full
  * nemesis and stale-leader faults (a leader cut off from the members right after it hands over,
  * still reached by the readers). Checked on every seed: the KV history is linearizable (WGL,
- * kv-model.ts; `unknown` fails unless too big), serializable reads read only values some write may have put, watchers
- * see every revision of their keys in order exactly once across reconnects and resumes, leases
- * keep docs/leases.md's bounds (the lease scenario's LeaseChecker), replicas agree. Planted
- * server-path bugs (`--mutant readsWithoutReadIndex`, `watchSkipsEvent`, `retryReapplied`)
- * are caught.
+ * kv-model.ts; `unknown` fails unless too big), serializable reads read only values some
+ * write may have put, watchers see every revision of their keys in order exactly once across
+ * reconnects and resumes, leases keep docs/leases.md's bounds (the lease scenario's
+ * LeaseChecker), replicas agree. Planted server-path bugs (`--mutant readsWithoutReadIndex`,
+ * `watchSkipsEvent`, `retryReapplied`) are caught.
  *
  * @example
  * ```ts
