@@ -12,7 +12,7 @@
  * Raft, src/sim/scenarios/raft/hostile-actor.ts), called at random moments of the safety
  * phase, with bursts; its own prng, so runs without it draw the same faults as before.
  */
-import { assertNever } from '../core/assert.js';
+import { assert, assertNever } from '../core/assert.js';
 import type { NodeId } from '../core/ids.js';
 import { randomChance, randomFloat, randomInt, shuffle } from '../core/random.js';
 import type { Prng } from './prng.js';
@@ -25,10 +25,19 @@ export type FaultKind =
 /**
  * `bounce` is a crash followed by an immediate restart (0–20 ms, a supervisor restarting the
  * process): it hits the windows where state lives only in memory, like an unpersisted vote.
+ * Not a kind: the stale-leader fault (`startStaleLeaders`), which runs on its own schedule.
  */
 export const FAULT_KINDS: readonly FaultKind[] = [
   'crash', 'bounce', 'pause', 'partition', 'loss-burst', 'latency-spike', 'drift',
 ];
+
+/** A stale-leader fault under way (NemesisTarget.staleLeader). */
+export interface StaleLeaderFault {
+  /** The leader whose inbound member links are (or will be) cut. */
+  readonly leader: NodeId;
+  /** Ends it: a cut not made yet is not made; the nemesis heals the links it cut. */
+  disarm(): void;
+}
 
 /** A forger of protocol messages: each `act` injects one (or a few) hostile messages. */
 export interface HostileActor {
@@ -53,6 +62,15 @@ export interface NemesisTarget {
   pause(id: NodeId, durationMs: number): void;
   setDriftRate(id: NodeId, driftRate: number): void;
   readonly network: SimNetwork<unknown>;
+  /**
+   * Kind `stale-leader`, a directed partition: the member that leads now hands leadership over
+   * and, the moment it tells its successor to campaign (timeout-now), hears no member any more
+   * (every member-to-it link cut; it still sends, and clients still reach it both ways). It
+   * believes it leads until check-quorum steps it down, an election timeout later, while the
+   * successor already commits writes: a linearizable read it answered without confirming its
+   * leadership would be stale. Undefined when no member leads now.
+   */
+  staleLeader?(): StaleLeaderFault | undefined;
 }
 
 /** The fault mix of one run, drawn from its seed; printed with every failure. */
@@ -114,12 +132,14 @@ export interface NemesisCounts {
   partitions: number;
   lossBursts: number;
   latencySpikes: number;
+  /** Stale-leader faults started (counted in `partitions` too). */
+  staleLeaders: number;
 }
 
 /** Plays a plan until `endMs`; by `endMs` every fault has been undone. */
 export class Nemesis {
   readonly counts: NemesisCounts = {
-    crashes: 0, pauses: 0, partitions: 0, lossBursts: 0, latencySpikes: 0,
+    crashes: 0, pauses: 0, partitions: 0, lossBursts: 0, latencySpikes: 0, staleLeaders: 0,
   };
   private readonly baseFaults: NetworkFaults;
   private partitionActive = false;
@@ -258,6 +278,46 @@ export class Nemesis {
     this.networkDisturbedEndMs = Infinity;
     this.scheduler.schedule(durationMs, () => {
       network.heal();
+      this.partitionActive = false;
+      if (!this.networkFaultActive) this.networkDisturbedEndMs = this.scheduler.nowMs;
+    });
+  }
+
+  /**
+   * Plays stale-leader faults (NemesisTarget.staleLeader) at exponential intervals of
+   * `intervalMsMean` until the end of the safety phase, beside the plan's faults, drawing from
+   * `prng` (not the fault schedule's). Each counts as a partition: none starts while another
+   * partition lasts (nor a partition while it lasts), the network is disturbed while it lasts,
+   * and it ends healed. It lasts half to all of `durationMsMax`: longer than an election
+   * timeout, so that the cut leader's check-quorum runs out inside it.
+   */
+  startStaleLeaders(intervalMsMean: number, durationMsMax: number, prng: Prng): void {
+    assert(this.target.staleLeader !== undefined, 'stale-leader faults need target.staleLeader');
+    const next = (): void => {
+      const gapMs = -Math.log(1 - randomFloat(prng)) * intervalMsMean;
+      if (this.scheduler.nowMs + gapMs >= this.endMs) return;
+      this.scheduler.schedule(gapMs, () => {
+        const durationMs = Math.min(this.remainingMs(),
+          (0.5 + 0.5 * randomFloat(prng)) * durationMsMax);
+        this.injectStaleLeader(durationMs);
+        next();
+      });
+    };
+    next();
+  }
+
+  private injectStaleLeader(durationMs: number): void {
+    if (this.partitionActive) return;
+    if (!this.allowed(`stale leader for ${durationMs.toFixed(0)} ms`)) return;
+    const fault = this.target.staleLeader?.();
+    if (fault === undefined) return;
+    this.partitionActive = true;
+    this.counts.partitions++;
+    this.counts.staleLeaders++;
+    this.networkDisturbedEndMs = Infinity;
+    this.scheduler.schedule(durationMs, () => {
+      fault.disarm();
+      this.target.network.heal();
       this.partitionActive = false;
       if (!this.networkFaultActive) this.networkDisturbedEndMs = this.scheduler.nowMs;
     });

@@ -396,12 +396,26 @@ class Replay {
 
   private truncate(lastKeptIndex: LogIndex): WalError | undefined {
     if (lastKeptIndex > this.lastIndex || lastKeptIndex < this.hardState.commitIndex ||
-      lastKeptIndex < this.baseIndex) {
+      (lastKeptIndex < this.baseIndex && !this.compactedStart())) {
       return this.inconsistent(`truncate to index ${lastKeptIndex} outside [commit index ` +
         `${this.hardState.commitIndex}, last index ${this.lastIndex}]`);
     }
+    if (lastKeptIndex < this.baseIndex) {
+      // A segment's header gives the index after the log's end when it was opened; a
+      // conflicting append may then cut the log back below it (uncommitted entries only: the
+      // check above). When compaction removed the segments before this one, the log now
+      // starts at the cut, and a snapshot at or after it must cover what came before (finish).
+      this.entries = [];
+      this.baseIndex = lastKeptIndex;
+      return undefined;
+    }
     this.entries.length = lastKeptIndex - this.baseIndex;
     return undefined;
+  }
+
+  /** The log starts at a compacted segment's header, not at index 0 or a snapshot record. */
+  private compactedStart(): boolean {
+    return this.baseTerm === undefined && this.installedIndex < this.baseIndex;
   }
 
   private inconsistent(detail: string): WalError {

@@ -212,6 +212,44 @@ describe('wal: snapshots', () => {
     assert.deepEqual(opened.repairs.map((r) => `${r.action} ${r.file}`), [`skipped ${newest}`]);
   });
 
+  test('a cut below the first kept segment\'s start (a conflict right after it opened) recovers '
+    + 'from the snapshot', () => {
+    // Found by `conclave sim --scenario core --seed 194`: a segment opened when the log ended at
+    // N (its header says N + 1); the batch in it began by cutting back to N - 1 (a new leader
+    // replaced the uncommitted entry N); a snapshot at N (the new entry) removed the segments
+    // before; recovery refused the cut below the header's index and the member never restarted.
+    for (let last = 10; last <= 80; last++) {
+      const disk = simDisk(last);
+      const wal = mustOpen(disk.storage, SMALL_WAL);
+      for (let i = 1; i <= last; i++) {
+        wal.append(entries(i, i, 1, 40));
+        wal.saveHardState(hardState(1, 'n1', i - 1));
+        syncNow(disk, wal);
+      }
+      const before = segmentsOf(disk).length;
+      wal.append(entries(last, last, 2, 40));
+      wal.saveHardState(hardState(2, 'n2', last));
+      syncNow(disk, wal);
+      if (segmentsOf(disk).length === before) continue;
+      // The cut opened a segment: the shape the simulator found.
+      const logSegments = (): string[] => segmentsOf(disk).filter((f) => f.endsWith('.log')).sort();
+      const cutSegment = logSegments().at(-1);
+      assert.equal(await_(disk, (done) => wal.saveSnapshot(snapshotAt(last, 2), done)), undefined);
+      runUntil(disk.scheduler, () => disk.scheduler.pending === 0);
+      wal.append(entries(last + 1, last + 3, 2, 40));
+      wal.saveHardState(hardState(2, 'n2', last + 3));
+      syncNow(disk, wal);
+      assert.equal(logSegments()[0], cutSegment, 'the segments before the cut went');
+      const reopened = mustOpen(disk.storage, SMALL_WAL);
+      assert.equal(reopened.recovered.snapshot?.meta.index, last);
+      assert.deepEqual(describeLog(reopened.recovered.entries),
+        describeLog(entries(last + 1, last + 3, 2, 40)));
+      assert.equal(reopened.recovered.hardState.commitIndex, last + 3);
+      return;
+    }
+    assert.fail('no entry count made the cut open a segment');
+  });
+
   test('a log that starts after a snapshot nobody kept refuses to open, naming what is missing', () => {
     const disk = simDisk(7);
     const wal = filled(disk, 100);

@@ -2,10 +2,13 @@
  * Scenario `core`: the real ConsistentCore on every simulated member (5 by default) with
  * snapshots on (a snapshot every few dozen entries, InstallSnapshot in small chunks), under the
  * lease scenario's full nemesis (crashes with unsynced writes lost or torn, pauses, partitions,
- * loss, drift within ρ) and leadership transfers, serving the shipped client (ConclaveClient
- * over SimClientTransport, on the lease scenario's world: lease-world.ts) in three roles:
+ * loss, drift within ρ), leadership transfers and stale-leader faults (Nemesis.startStaleLeaders:
+ * a leader hands over and at once hears no member, while the readers reach it only), serving
+ * the shipped client (ConclaveClient over SimClientTransport, on the lease scenario's world:
+ * lease-world.ts) in four roles:
  * - KV clients (kv-workload.ts): puts, deletes, compare-and-swaps (txns), linearizable and
  *   serializable gets on a few keys; their history goes to the WGL checker (kv-model.ts);
+ * - readers (kv-workload.ts): linearizable gets only, into the same history;
  * - lease clients (the lease scenario's LeaseWorkload): leases held to docs/leases.md's bounds
  *   by the LeaseChecker, fencing included (a lease's keys go with it);
  * - watchers (watch-checker.ts): every revision of the KV keys, in order, exactly once, across
@@ -55,6 +58,8 @@ export interface CoreFigures {
   readonly leaderless: LeaderlessCounts;
   readonly crashes: number;
   readonly partitions: number;
+  /** Stale-leader faults (counted in `partitions` too; nemesis.ts). */
+  readonly staleLeaders: number;
   readonly pauses: number;
 }
 
@@ -75,6 +80,8 @@ const EVENTS_MAX = 20_000_000;
 const SWEEP_INTERVAL_MS = 20;
 /** After convergence, how long the watchers get to catch up. Unit: ms (virtual). */
 const WATCH_CATCH_UP_MS = 3_000;
+/** A stale-leader fault lasts up to this many (longest) election timeouts. Unit: ratio. */
+const STALE_LEADER_ELECTION_TIMEOUTS = 3;
 /** The WGL search's budget (as the raft scenario's). Unit: steps. */
 const STEP_BUDGET = 2_000_000;
 
@@ -86,6 +93,8 @@ interface Run {
   readonly leases: LeaseWorkload;
   readonly kv: KvWorkload;
   readonly watches: WatchChecker;
+  /** The stale-leader faults' draws (apart from the fault schedule's). */
+  readonly staleLeaderPrng: Prng;
   readonly quietSinceMs: () => number;
   readonly violations: () => Violation[];
 }
@@ -131,14 +140,18 @@ function assemble(prng: Prng, scheduler: Scheduler, trace: TraceHash, settings: 
   const nemesis = new Nemesis(prng.fork(), scheduler, world.nemesisTarget(), s.plan,
     s.safetyMs);
   quietSinceMs = () => Math.max(...world.ids.map((id) => nemesis.quietSinceMs(world.ids[0]!, id)));
-  const { kvClients, leaseClients } = settings;
+  const { kvClients, readers, leaseClients } = settings;
   const clients = world.clients;
   const nowMs = (): number => scheduler.nowMs;
-  const kv = new KvWorkload(prng.fork(), clients.slice(0, kvClients), settings.keys, nowMs);
+  const readerClients = clients.slice(kvClients, kvClients + readers);
+  world.staleLeaderPinned = readerClients.map((c) => c.id);
+  const kv = new KvWorkload(prng.fork(), clients.slice(0, kvClients), settings.keys, nowMs,
+    readerClients);
+  const others = kvClients + readers;
   const leases = new LeaseWorkload(prng.fork(),
-    clients.slice(kvClients, kvClients + leaseClients), checker,
+    clients.slice(others, others + leaseClients), checker,
     { ttlMsMin: s.ttlMsMin, ttlMsMax: s.ttlMsMax, thinkMsMean: 200, revokeRate: 0.4 });
-  const watches = new WatchChecker(prng.fork(), clients.slice(kvClients + leaseClients),
+  const watches = new WatchChecker(prng.fork(), clients.slice(others + leaseClients),
     KV_PREFIX, nowMs);
   const violations = (): Violation[] => {
     const flagged = world.violations.some((v) => v.checker === 'runaway');
@@ -149,7 +162,7 @@ function assemble(prng: Prng, scheduler: Scheduler, trace: TraceHash, settings: 
     return [...world.violations, ...checker.violations, ...watches.violations];
   };
   return { settings, world, nemesis, checker, leases, kv, watches,
-    quietSinceMs: () => quietSinceMs(), violations };
+    staleLeaderPrng: prng.fork(), quietSinceMs: () => quietSinceMs(), violations };
 }
 
 /** The run's phases; stops early at the first violation. */
@@ -162,6 +175,8 @@ async function play(run: Run): Promise<void> {
     scheduler.schedule(SWEEP_INTERVAL_MS, sweep);
   };
   nemesis.start();
+  nemesis.startStaleLeaders(run.settings.staleLeaderIntervalMsMean,
+    STALE_LEADER_ELECTION_TIMEOUTS * settings.tuning.electionTimeoutMsMax, run.staleLeaderPrng);
   if (settings.transferIntervalMsMean !== undefined) {
     world.startTransfers(settings.transferIntervalMsMean, settings.endMs - 1_500);
   }
@@ -206,7 +221,8 @@ function figuresOf(run: Run, linearizability: HistoryVerdict | 'skipped'): CoreF
     leaseWorkload: { ...run.leases.counts }, snapshots: { ...world.snapshots.counts },
     leaderChanges: world.counts.leaderChanges, leaderless: leaderlessCounts(world.counts),
     crashes: nemesis.counts.crashes,
-    partitions: nemesis.counts.partitions, pauses: nemesis.counts.pauses,
+    partitions: nemesis.counts.partitions, staleLeaders: nemesis.counts.staleLeaders,
+    pauses: nemesis.counts.pauses,
   };
 }
 
@@ -215,7 +231,8 @@ function drawnOf(settings: CoreSettings): Readonly<Record<string, unknown>> {
   return {
     ...s.plan, network: s.network, mutant: settings.mutant ?? 'none',
     electionTimeoutMsMax: s.tuning.electionTimeoutMsMax, snapshots: s.snapshots,
-    kvClients: settings.kvClients, leaseClients: settings.leaseClients,
+    kvClients: settings.kvClients, readers: settings.readers, leaseClients: settings.leaseClients,
     watchers: settings.watchers, transferIntervalMsMean: s.transferIntervalMsMean ?? 'none',
+    staleLeaderIntervalMsMean: settings.staleLeaderIntervalMsMean,
   };
 }

@@ -28,7 +28,8 @@ export function summarizeCore(results: readonly SeedResult<CoreFigures>[],
     snapshotsTaken: sum((f) => f.snapshots.taken),
     snapshotsInstalled: sum((f) => f.snapshots.installed),
     leaderChanges: sum((f) => f.leaderChanges), crashes: sum((f) => f.crashes),
-    partitions: sum((f) => f.partitions), pauses: sum((f) => f.pauses),
+    partitions: sum((f) => f.partitions), staleLeaders: sum((f) => f.staleLeaders),
+    pauses: sum((f) => f.pauses),
     noLeaderAnswers: sum((f) => f.leaderless.noLeader),
     noQuorumAnswers: sum((f) => f.leaderless.noQuorum),
   };
@@ -45,7 +46,8 @@ export function summarizeCore(results: readonly SeedResult<CoreFigures>[],
       + `event for event, ${data.watchersCompacted} not (history compacted)`,
     `leases: ${data.leasesGranted} granted, ${data.leasesEnded} ended; snapshots: `
       + `${data.snapshotsTaken} taken, ${data.snapshotsInstalled} installed from a leader`,
-    `faults: ${data.crashes} crashes, ${data.partitions} partitions, ${data.pauses} pauses; `
+    `faults: ${data.crashes} crashes, ${data.partitions} partitions (${data.staleLeaders} of `
+      + `them stale-leader), ${data.pauses} pauses; `
       + `${data.leaderChanges} leader changes`,
     leaderlessLine(data.noLeaderAnswers, data.noQuorumAnswers),
   ];

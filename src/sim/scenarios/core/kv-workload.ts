@@ -11,6 +11,12 @@
  * stale: they are not linearizable, by definition). They are held to a weaker rule instead:
  * the value read was written by some put or cas that did not definitely fail (no invented,
  * lost or undone value shows).
+ *
+ * Readers (`--readers`) are KV clients that only issue linearizable gets, on the same keys and
+ * into the same history: the stale-leader faults cut them off together with the old leader
+ * (core-scenario.ts), so they go on reading there while the other clients write on the new
+ * leader's side. A writer cut off that way stalls at its first write (the old leader refuses it
+ * while it transfers, and every other member is silent); a reader keeps asking.
  */
 import { randomFloat, randomInt } from '../../../core/random.js';
 import { CoordError } from '../../../errors.js';
@@ -35,6 +41,8 @@ export interface KvWorkloadCounts {
 const LOOPS_PER_CLIENT = 2;
 /** Mean pause between two calls of a loop. Unit: ms (client clock). */
 const THINK_MS_MEAN = 30;
+/** A reader's every call, as a roll of drawInput's: a linearizable get. */
+const READER_ROLL = 0.2;
 
 interface SerializableRead {
   readonly clientId: string;
@@ -58,10 +66,12 @@ export class KvWorkload {
     private readonly clients: readonly SimClient[],
     private readonly keys: readonly string[],
     private readonly nowMs: () => number,
+    /** Clients that only issue linearizable gets (the readers above). */
+    private readonly readers: readonly SimClient[] = [],
   ) {}
 
   start(): void {
-    for (const client of this.clients) {
+    for (const client of [...this.clients, ...this.readers]) {
       for (let i = 0; i < LOOPS_PER_CLIENT; i++) this.next(client);
     }
   }
@@ -96,7 +106,7 @@ export class KvWorkload {
 
   private async one(client: SimClient): Promise<void> {
     const key = this.keys[randomInt(this.prng, 0, this.keys.length)]!;
-    const roll = randomFloat(this.prng);
+    const roll = this.readers.includes(client) ? READER_ROLL : randomFloat(this.prng);
     if (roll < 0.15) return this.serializableGet(client, key);
     const input = this.drawInput(client, key, roll);
     const id = this.history.invoke(client.id, input, this.nowMs());

@@ -22,7 +22,7 @@ import {
   RAFT_RUNTIME_DEFAULTS, type RaftRuntimeConfig,
 } from '../../../runtime/raft/index.js';
 import { WAL_DEFAULTS } from '../../../runtime/wal/index.js';
-import type { NemesisTarget } from '../../nemesis.js';
+import type { NemesisTarget, StaleLeaderFault } from '../../nemesis.js';
 import type { Prng } from '../../prng.js';
 import type { Violation } from '../../scenario.js';
 import type { Scheduler } from '../../scheduler.js';
@@ -112,6 +112,11 @@ export class LeaseWorld {
   readonly violations: Violation[] = [];
   /** Every snapshot taken or installed, compared by index (violations go to `violations`). */
   readonly snapshots: SnapshotChecker;
+  /** Clients a stale-leader fault always leaves with the old leader (scenario core's readers). */
+  staleLeaderPinned: readonly NodeId[] = [];
+  /** The stale-leader cut to make once its leader sends timeout-now (staleLeader). */
+  private staleLeaderArmed: { readonly leader: NodeId; readonly pinned: readonly NodeId[] }
+    | undefined;
 
   constructor(
     private readonly prng: Prng,
@@ -160,7 +165,48 @@ export class LeaseWorld {
       },
       pause: (id, ms) => this.host(id).pause(ms),
       setDriftRate: (id, rate) => this.host(id).clock.setDriftRate(rate),
+      staleLeader: () => this.staleLeader(),
     };
+  }
+
+  /**
+   * NemesisTarget.staleLeader: the leader hands over to its most up-to-date follower; when it
+   * sends timeout-now (onTransferStage), every member-to-it link is cut, and so are the links
+   * between every other member and each of `staleLeaderPinned` and about a quarter of the
+   * other `clients`: those reach the old leader only; the others find the new one (the old
+   * leader refuses writes while it transfers). The transfer counts in `counts.transfers`.
+   */
+  private staleLeader(): StaleLeaderFault | undefined {
+    const leader = this.leader();
+    if (leader === undefined) return undefined;
+    const pinned = [...this.staleLeaderPinned, ...this.clients
+      .filter((c) => !this.staleLeaderPinned.includes(c.id) && randomFloat(this.prng) < 0.25)
+      .map((c) => c.id)];
+    const armed = { leader: leader.id, pinned };
+    this.staleLeaderArmed = armed;
+    this.counts.transfers++;
+    leader.submit((p) => p.core.runtime.transferLeadership(undefined, () => undefined));
+    return { leader: leader.id, disarm: () => {
+      if (this.staleLeaderArmed === armed) this.staleLeaderArmed = undefined;
+    } };
+  }
+
+  /** A member's transfer went a stage further: the armed stale-leader cut, if it is its. */
+  private onTransferStage(id: NodeId, stage: 'started' | 'timeout-now-sent' | 'aborted'): void {
+    const armed = this.staleLeaderArmed;
+    if (armed?.leader !== id || stage === 'started') return;
+    this.staleLeaderArmed = undefined;
+    if (stage === 'aborted') return;
+    for (const other of this.ids) {
+      if (other === id) continue;
+      this.network.blockLink(other, id);
+      for (const client of armed.pinned) {
+        this.network.blockLink(client, other);
+        this.network.blockLink(other, client);
+      }
+    }
+    this.scheduler.recorder?.note({ kind: 'partition', atMs: this.scheduler.nowMs,
+      links: this.network.blockedLinkPairs() });
   }
 
   /** Ends every fault: links healed, no duplicates, every member up and running. */
@@ -324,6 +370,7 @@ export class LeaseWorld {
       random: context.random, logger: SILENT_LOGGER,
       onApplied: (_revision, restored) => onApplied(restored === true),
       onRaftEvent: (event) => {
+        if (event.kind === 'leadership-transfer') this.onTransferStage(context.id, event.stage);
         if (event.kind !== 'role-changed') return;
         if (event.to === 'leader') this.counts.leaderChanges++;
         server.onRoleChanged(event.to === 'leader');
