@@ -35,6 +35,19 @@ export interface MembershipApiOptions {
  */
 export const MEMBERSHIP_BODY_BYTES_MAX = 4096;
 
+/**
+ * How long a change refused for a passing reason is tried again before the refusal is
+ * answered. Unit: ms. Default: 2000. Why: a pending change or a new leader's first entry
+ * commits within a few heartbeats; well inside the CLI's 5 s wait for one answer.
+ */
+export const MEMBERSHIP_PASSING_WAIT_MS = 2000;
+
+/** Between tries of a change refused for a passing reason. Unit: ms. Why: about a heartbeat. */
+const MEMBERSHIP_RETRY_MS = 50;
+
+/** Refusals that pass by themselves (RaftNode.proposeMembershipChange's reasons). */
+const PASSING: readonly string[] = ['change-pending', 'no-commit-in-term'];
+
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
 type Send = (res: ServerResponse, status: number, body: unknown) => void;
@@ -87,9 +100,24 @@ export class MembershipApi {
     const change: MembershipChange = path === '/v1/members/add'
       ? { kind: 'add-learner', node: id, peerAddr: formatPeerAddress(parsedAddress(body)!) }
       : { kind: path === '/v1/members/promote' ? 'promote' : 'remove', node: id };
+    this.propose(res, change, performance.now() + MEMBERSHIP_PASSING_WAIT_MS);
+  }
+
+  /**
+   * Proposes `change`; a refusal that passes by itself within a few heartbeats (the previous
+   * change not committed yet, such as a member publishing its client URL right after a start;
+   * a new leader's first entry not committed yet) is tried again until `untilMs`.
+   */
+  private propose(res: ServerResponse, change: MembershipChange, untilMs: number): void {
     this.o.core.runtime.changeMembership(change, (outcome: MembershipOutcome) => {
       if (outcome.kind === 'applied') {
         return this.send(res, 200, { ...change, index: outcome.index, ...this.list() as object });
+      }
+      const passing = outcome.kind !== 'unknown' && PASSING.some((r) => outcome.reason
+        .startsWith(r));
+      if (passing && performance.now() + MEMBERSHIP_RETRY_MS < untilMs) {
+        setTimeout(() => this.propose(res, change, untilMs), MEMBERSHIP_RETRY_MS);
+        return;
       }
       if (outcome.kind !== 'unknown' && outcome.reason.startsWith('no-commit-in-term')) {
         // Right after an election: as retryable as one under way, and the CLI retries it.

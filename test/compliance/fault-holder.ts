@@ -1,8 +1,8 @@
 /**
  * A holder process of the recipe fault suite (recipe-faults.suite.ts): campaigns in the
  * election `faults` on the backend named, and while it leads writes to the test's fenced
- * resource every 100 ms (only while its leadership's signal has not aborted, stamping the wall
- * clock just before sending); campaigns again after a loss. One JSON line per event on stdout.
+ * resource every 100 ms (first once as its announce step, then each time only while `held()`,
+ * stamping the wall clock just before sending); campaigns again after a loss. One JSON line per event on stdout.
  * Not a test file itself.
  *
  *   node --import tsx test/compliance/fault-holder.ts <conclave|etcd> <endpoints> <url> <id>
@@ -40,10 +40,19 @@ for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     continue;
   }
+  // The announce step (Fence.announce, docs/elections.md): the resource knows this token before
+  // the test hears of the election, so a resumed predecessor's late write is refused.
+  await act(leadership);
   say({ e: 'elected', token: leadership.fencingToken });
-  while (!leadership.signal.aborted) {
+  // held() right before each action, as docs/elections.md says: after a pause the stall is
+  // seen at once, not at the library's next stall tick.
+  while (leadership.held()) {
     await act(leadership);
     await new Promise((resolve) => setTimeout(resolve, ACT_EVERY_MS));
+  }
+  if (!leadership.signal.aborted) {
+    await new Promise((resolve) => leadership.signal.addEventListener('abort', resolve,
+      { once: true }));
   }
   say({ e: 'lost', token: leadership.fencingToken, reason: String(leadership.signal.reason) });
 }
