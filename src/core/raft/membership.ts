@@ -123,25 +123,38 @@ export function peerAddrProblem(addr: unknown): string | undefined {
  */
 export function validatePeerAddrs(raw: unknown,
   members: ReadonlySet<string>): PeerAddrRecord[] | string {
+  const records = validateMemberRecords(raw, members, 'peerAddrs', 'addr', peerAddrProblem);
+  return typeof records === 'string' ? records
+    : records.map(({ id, value }) => ({ id, addr: value }));
+}
+
+/**
+ * The `{id, [key]}` records of `field` in `raw` (none when absent), or why they are not valid
+ * for a membership of `members`: at most one per member, each naming a member, each value
+ * passing `problemOf`. Total: `raw` comes from a log entry or a snapshot (hostile until checked).
+ */
+function validateMemberRecords(raw: unknown, members: ReadonlySet<string>, field: string,
+  key: string, problemOf: (value: unknown) => string | undefined,
+): { id: NodeId; value: string }[] | string {
   if (raw === undefined) return [];
   if (!Array.isArray(raw) || raw.length > members.size) {
-    return 'peerAddrs must be an array of at most one record per member';
+    return `${field} must be an array of at most one record per member`;
   }
   const seen = new Set<string>();
-  const records: PeerAddrRecord[] = [];
+  const records: { id: NodeId; value: string }[] = [];
   for (const record of raw as unknown[]) {
     if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-      return 'peerAddrs must hold {id, addr} objects';
+      return `${field} must hold {id, ${key}} objects`;
     }
-    const { id, addr } = record as Record<string, unknown>;
+    const { id, [key]: value } = record as Record<string, unknown>;
     if (typeof id !== 'string' || !members.has(id)) {
-      return 'peerAddrs names a node that is not a member';
+      return `${field} names a node that is not a member`;
     }
-    if (seen.has(id)) return `peerAddrs lists ${id} twice`;
+    if (seen.has(id)) return `${field} lists ${id} twice`;
     seen.add(id);
-    const problem = peerAddrProblem(addr);
-    if (problem !== undefined) return `peerAddrs of ${id}: ${problem}`;
-    records.push({ id: id as NodeId, addr: addr as string });
+    const problem = problemOf(value);
+    if (problem !== undefined) return `${field} of ${id}: ${problem}`;
+    records.push({ id: id as NodeId, value: value as string });
   }
   return records;
 }
@@ -176,27 +189,9 @@ export function clientUrlProblem(url: unknown): string | undefined {
  */
 export function validateClientUrls(raw: unknown,
   members: ReadonlySet<string>): ClientUrlRecord[] | string {
-  if (raw === undefined) return [];
-  if (!Array.isArray(raw) || raw.length > members.size) {
-    return 'clientUrls must be an array of at most one record per member';
-  }
-  const seen = new Set<string>();
-  const records: ClientUrlRecord[] = [];
-  for (const record of raw as unknown[]) {
-    if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-      return 'clientUrls must hold {id, url} objects';
-    }
-    const { id, url } = record as Record<string, unknown>;
-    if (typeof id !== 'string' || !members.has(id)) {
-      return 'clientUrls names a node that is not a member';
-    }
-    if (seen.has(id)) return `clientUrls lists ${id} twice`;
-    seen.add(id);
-    const problem = clientUrlProblem(url);
-    if (problem !== undefined) return `clientUrls of ${id}: ${problem}`;
-    records.push({ id: id as NodeId, url: url as string });
-  }
-  return records;
+  const records = validateMemberRecords(raw, members, 'clientUrls', 'url', clientUrlProblem);
+  return typeof records === 'string' ? records
+    : records.map(({ id, value }) => ({ id, url: value }));
 }
 
 function assertNeverChange(change: never): never {
