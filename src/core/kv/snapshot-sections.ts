@@ -206,12 +206,13 @@ type PlannedSection =
  * once, and the little garbage it leaves brings on no extra full collection.
  *
  * The buffer is resizable and grows `KV_SNAPSHOT_GROW_BYTES` at a time as the sections are
- * written, not allocated whole in one step: measured (bench snapshot, 1 M keys, 270 MiB), the
- * one allocation of the whole output was followed within a few steps by a full mark-compact of
- * the 1 M-key heap of 100-216 ms, the longest stall of the run; grown in steps, the longest
- * collection during the snapshot was 28 ms. (On Node 20 a resizable buffer's memory is not
- * counted as V8 external memory, so it brings on no collection at all; a replaced snapshot's
- * buffer is freed by the next full collection the heap itself brings on.)
+ * written, not allocated whole (270 MiB at 1 M keys) in one step. bench/README.md "snapshot"
+ * has the measurements: the longest stalls, before and after, were full collections of the
+ * store's own heap (20-47 ms at load 2-4) or time the process was not scheduled, about the same
+ * either way; one probe saw 200 ms collections soon after the whole allocation. On Node 20 a
+ * resizable buffer's memory is not counted as V8 external memory (process.memoryUsage() leaves
+ * it out; rss has it), so it brings on no collection; a replaced snapshot's buffer is freed by
+ * the next full collection the heap brings on.
  */
 export class KvSnapshotEncoder {
   private readonly plan: PlannedSection[] = [];
