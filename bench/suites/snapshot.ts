@@ -11,7 +11,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import {
+  constants, monitorEventLoopDelay, type PerformanceEntry, PerformanceObserver,
+} from 'node:perf_hooks';
 import { FileStorage } from '../../src/adapters/file-storage.js';
 import { SystemClock } from '../../src/adapters/system-clock.js';
 import { SystemRandom } from '../../src/adapters/system-random.js';
@@ -45,6 +47,12 @@ export interface SnapshotRun {
   readonly loopDelayMsMax: number;
   readonly loopDelayMsP99: number;
   readonly snapshotBytes: number;
+  /** The longest garbage collection during the run (a 'gc' performance entry). Unit: ms. */
+  readonly gcMsMax: number;
+  /** Its kind: 'major' (mark-compact), 'minor' (scavenge), 'incremental', 'weakcb'. */
+  readonly gcKindOfMax: string;
+  /** Collection time that fell inside the longest stall (what of it GC explains). Unit: ms. */
+  readonly gcMsInLongestStall: number;
 }
 
 export interface SnapshotFigures {
@@ -76,7 +84,9 @@ export const snapshotSuite: Suite = {
         const run = await snapshotOnce(store, mode, dir);
         context.say(`snapshot: ${mode}: ${fmt(run.durationMs)} ms, `
           + `${fmt(run.snapshotBytes / MIB)} MiB, longest stall ${fmt(run.stallMsMax)} ms `
-          + `(event-loop delay max ${fmt(run.loopDelayMsMax)} ms)`);
+          + `(event-loop delay max ${fmt(run.loopDelayMsMax)} ms); longest GC `
+          + `${fmt(run.gcMsMax)} ms (${run.gcKindOfMax}), GC inside the longest stall `
+          + `${fmt(run.gcMsInLongestStall)} ms`);
         runs.push(run);
       } finally {
         rmSync(dir, { recursive: true, force: true });
@@ -138,6 +148,7 @@ async function snapshotOnce(store: KvStore, mode: SnapshotRun['mode'],
   // snapshot: wait for it to be durable, so the one measured is the proposal's, whole.
   await until(() => savedCount >= 1, 'the first snapshot (of the no-op entry) was never saved');
   const probe = stallProbe();
+  const gc = gcRecorder();
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   const startMs = performance.now();
@@ -147,24 +158,71 @@ async function snapshotOnce(store: KvStore, mode: SnapshotRun['mode'],
   });
   const durationMs = performance.now() - startMs;
   delay.disable();
-  const stallMsMax = probe.stop();
+  const stall = probe.stop();
+  const collections = gc.stop();
   runtime.stop();
-  return { mode, durationMs, stallMsMax, loopDelayMsMax: delay.max / 1e6,
-    loopDelayMsP99: delay.percentile(99) / 1e6, snapshotBytes: event.sizeBytes };
+  const longest = collections.reduce<GcEntry | undefined>(
+    (worst, entry) => (worst === undefined || entry.ms > worst.ms ? entry : worst), undefined);
+  const stallEndMs = stall.atMs + stall.ms + 1;
+  const gcMsInLongestStall = collections.reduce((sum, entry) => sum + Math.max(0,
+    Math.min(stallEndMs, entry.startMs + entry.ms) - Math.max(stall.atMs, entry.startMs)), 0);
+  return { mode, durationMs, stallMsMax: stall.ms, loopDelayMsMax: delay.max / 1e6,
+    loopDelayMsP99: delay.percentile(99) / 1e6, snapshotBytes: event.sizeBytes,
+    gcMsMax: longest?.ms ?? 0, gcKindOfMax: longest?.kind ?? 'none', gcMsInLongestStall };
 }
 
-/** A timer every millisecond; `stop()` returns the longest extra gap between two runs. */
-function stallProbe(): { stop(): number } {
+interface GcEntry {
+  readonly startMs: number;
+  readonly ms: number;
+  readonly kind: string;
+}
+
+const GC_KINDS: Readonly<Record<number, string>> = {
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
+
+/** Every garbage collection from now until `stop()` (its start on performance.now()'s scale). */
+function gcRecorder(): { stop(): GcEntry[] } {
+  const entries: GcEntry[] = [];
+  const take = (list: readonly PerformanceEntry[]): void => {
+    for (const entry of list) {
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      entries.push({ startMs: entry.startTime, ms: entry.duration,
+        kind: GC_KINDS[kind ?? 0] ?? String(kind) });
+    }
+  };
+  const observer = new PerformanceObserver((list) => take(list.getEntries()));
+  observer.observe({ entryTypes: ['gc'] });
+  return { stop: () => {
+    take(observer.takeRecords());
+    observer.disconnect();
+    return entries;
+  } };
+}
+
+/**
+ * A timer every millisecond; `stop()` returns the longest extra gap between two runs (`ms`) and
+ * when that gap began (`atMs`, on performance.now()'s scale).
+ */
+function stallProbe(): { stop(): { ms: number; atMs: number } } {
   let last = performance.now();
   let worst = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    worst = Math.max(worst, now - last - 1);
+  let worstAt = last;
+  const note = (now: number): void => {
+    if (now - last - 1 > worst) {
+      worst = now - last - 1;
+      worstAt = last;
+    }
     last = now;
-  }, 1);
+  };
+  const timer = setInterval(() => note(performance.now()), 1);
   return { stop: () => {
     clearInterval(timer);
-    return Math.max(worst, performance.now() - last - 1);
+    note(performance.now());
+    return { ms: worst, atMs: worstAt };
   } };
 }
 
@@ -195,7 +253,8 @@ function finalLine(f: SnapshotFigures): string {
   const [stepped, once] = f.runs;
   const stallRatio = ratio(stepped?.stallMsMax, once?.stallMsMax);
   return `snapshot of ${f.keys / 1e6} M keys (${fmt((stepped?.snapshotBytes ?? 0) / MIB)} MiB): `
-    + `longest event-loop stall in steps ${fmt(stepped?.stallMsMax)} ms, at once `
+    + `longest event-loop stall in steps ${fmt(stepped?.stallMsMax)} ms `
+    + `(GC inside it ${fmt(stepped?.gcMsInLongestStall)} ms), at once `
     + `${fmt(once?.stallMsMax)} ms, steps/once ${fmt(stallRatio)}; `
     + `snapshot took ${fmt(stepped?.durationMs)} ms in steps, ${fmt(once?.durationMs)} ms at once; `
     + `restore ${fmt(f.restoreMs)} ms; load average `
