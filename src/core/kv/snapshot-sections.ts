@@ -47,12 +47,6 @@ export const KV_SNAPSHOT_FORMAT_SECTIONS_V2 = 2;
  */
 export const KV_SNAPSHOT_SECTION_BYTES = 64 * 1024;
 
-/**
- * How much the output grows at a time while it is written. Unit: bytes. 1 MiB: a few steps'
- * worth (see `KvSnapshotEncoder`).
- */
-export const KV_SNAPSHOT_GROW_BYTES = 1024 * 1024;
-
 /** Sections measured, or written, per step: about 256 KiB. */
 const SECTIONS_PER_STEP = 4;
 /** Items per section of the lists kept small by their own bounds (clients, leases). */
@@ -121,44 +115,13 @@ function kvBytes(kv: KeyValue): number {
     + varintBytes(kv.lease ?? 0);
 }
 
-/** Resizable ArrayBuffers (ES2024; Node 20 has them, the TypeScript lib in use does not). */
-interface Resizable {
-  readonly resizable: boolean;
-  resize(byteLength: number): void;
-}
-const ResizableArrayBuffer = ArrayBuffer as unknown as new (byteLength: number,
-  options: { maxByteLength: number }) => ArrayBuffer & Resizable;
-const RESIZABLE = typeof (ArrayBuffer.prototype as Partial<Resizable>).resize === 'function';
-
-/**
- * Writes into one buffer of the exact size (the encoder measured everything first), grown as
- * the writing goes (`reserve`): a resizable ArrayBuffer of `total` bytes at most, its views
- * tracking its length. Where there are none, one buffer of the whole size at once.
- */
+/** Writes into one buffer of the exact size (the encoder measured everything first). */
 class Out {
   at = 0;
-  readonly bytes: Uint8Array;
   private readonly view: DataView;
-  private readonly buffer: (ArrayBuffer & Resizable) | undefined;
 
-  constructor(readonly total: number, private readonly growBytes: number) {
-    this.buffer = RESIZABLE ? new ResizableArrayBuffer(0, { maxByteLength: total }) : undefined;
-    this.bytes = this.buffer === undefined ? new Uint8Array(total) : new Uint8Array(this.buffer);
-    this.view = new DataView(this.bytes.buffer);
-  }
-
-  /** Grows the output (by `growBytes` at least, up to its total) to hold `bytes` more. */
-  reserve(bytes: number): void {
-    const buffer = this.buffer;
-    if (buffer === undefined || this.at + bytes <= buffer.byteLength) return;
-    const wanted = Math.max(this.at + bytes, buffer.byteLength + this.growBytes);
-    buffer.resize(Math.min(this.total, wanted));
-  }
-
-  /** The whole output, once written: a view of fixed length. */
-  done(): Uint8Array {
-    assert(this.at === this.total, () => `snapshot wrote ${this.at} of ${this.total} bytes`);
-    return new Uint8Array(this.bytes.buffer, 0, this.total);
+  constructor(readonly bytes: Uint8Array) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
   byte(value: number): void {
@@ -201,18 +164,10 @@ type PlannedSection =
 
 /**
  * Encodes a source in steps of bounded work: first it measures every section (key-values
- * counted, the short lists turned into JSON), then writes the sections into one buffer of the
- * exact size; the last step returns it. No copy: a large snapshot costs its own size in memory
- * once, and the little garbage it leaves brings on no extra full collection.
- *
- * The buffer is resizable and grows `KV_SNAPSHOT_GROW_BYTES` at a time as the sections are
- * written, not allocated whole (270 MiB at 1 M keys) in one step. bench/README.md "snapshot"
- * has the measurements: the longest stalls, before and after, were full collections of the
- * store's own heap (20-47 ms at load 2-4) or time the process was not scheduled, about the same
- * either way; one probe saw 200 ms collections soon after the whole allocation. On Node 20 a
- * resizable buffer's memory is not counted as V8 external memory (process.memoryUsage() leaves
- * it out; rss has it), so it brings on no collection; a replaced snapshot's buffer is freed by
- * the next full collection the heap brings on.
+ * counted, the short lists turned into JSON), then allocates the whole output once, at its
+ * exact size, and writes the sections into it; the last step returns it. One allocation, no
+ * copy: a large snapshot costs its own size in memory once, and the little garbage it leaves
+ * brings on no extra full collection (each one would stall the event loop).
  */
 export class KvSnapshotEncoder {
   private readonly plan: PlannedSection[] = [];
@@ -224,14 +179,11 @@ export class KvSnapshotEncoder {
   private written = 0;
   private result: Uint8Array | undefined;
 
-  /** `sectionBytes`, `growBytes`: tests make them tiny, to cross every boundary. */
+  /** `sectionBytes`: tests make it tiny, to cross every boundary. */
   constructor(private readonly source: KvSnapshotSource,
-    private readonly sectionBytes: number = KV_SNAPSHOT_SECTION_BYTES,
-    private readonly growBytes: number = KV_SNAPSHOT_GROW_BYTES) {
+    private readonly sectionBytes: number = KV_SNAPSHOT_SECTION_BYTES) {
     assert(Number.isSafeInteger(sectionBytes) && sectionBytes >= 1,
       () => `snapshot section bytes ${sectionBytes}`);
-    assert(Number.isSafeInteger(growBytes) && growBytes >= 1,
-      () => `snapshot grow bytes ${growBytes}`);
     const { header } = source;
     this.planJson('header', { ...header, counts: { kvs: source.keyCount,
       events: source.events.length, clients: source.clients.length,
@@ -245,14 +197,15 @@ export class KvSnapshotEncoder {
       if (this.list < LIST_ORDER.length) {
         this.measureNext();
       } else if (this.out === undefined) {
-        this.out = new Out(this.totalBytes, this.growBytes);
-        this.out.reserve(1);
+        this.out = new Out(new Uint8Array(this.totalBytes));
         this.out.byte(KV_SNAPSHOT_FORMAT_SECTIONS_V2);
         this.source.rewindKeys();
       } else if (this.written < this.plan.length) {
         this.write(this.out, this.plan[this.written++] as PlannedSection);
       } else {
-        this.result = this.out.done();
+        assert(this.out.at === this.totalBytes,
+          () => `snapshot wrote ${this.out?.at} of ${this.totalBytes} bytes`);
+        this.result = this.out.bytes;
         return this.result;
       }
     }
@@ -319,7 +272,6 @@ export class KvSnapshotEncoder {
 
   private write(out: Out, section: PlannedSection): void {
     const start = out.at;
-    out.reserve(4 + section.bytes);
     out.u32(section.bytes);
     out.byte(SECTION_KINDS.indexOf(section.kind));
     if (section.kind !== 'kvs') {

@@ -114,29 +114,6 @@ describe('kv: snapshot', () => {
       assert.equal(reused.kind === 'error' && reused.error.code, 'idempotency-mismatch');
     });
 
-  test('an output grown in pieces is byte for byte the one written in one piece', () => {
-    const d = new Driver();
-    for (let i = 0; i < 60; i++) d.put(`k${String(i).padStart(3, '0')}`, `${'é😀x'.repeat(i)}${i}`);
-    d.del('k007');
-    const encode = (growBytes: number): Uint8Array => {
-      const capture = d.store.captureSnapshot();
-      try {
-        return new KvSnapshotEncoder(capture, 64, growBytes).finish();
-      } finally {
-        capture.release();
-      }
-    };
-    const whole = encode(2 ** 31);
-    assert.ok(whole.length > 1000, `${whole.length} bytes`);
-    // Growing by 1 and 7 bytes crosses every section, value and varint boundary.
-    for (const growBytes of [1, 7, 100, 4096]) {
-      const grown = encode(growBytes);
-      assert.deepEqual(Buffer.from(grown), Buffer.from(whole), `grown by ${growBytes}`);
-      assert.equal(grown.byteLength, whole.length);
-    }
-    assert.deepEqual(decodeKvSnapshot(whole), d.store.toSnapshot());
-  });
-
   test('fromSnapshot refuses an inconsistent snapshot as a programmer error', () => {
     const base = sample();
     assert.deepEqual(checkKvSnapshot(base), []);
