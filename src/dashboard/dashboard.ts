@@ -77,7 +77,16 @@ interface Page {
 interface PageBatch {
   readonly lines: { text: string; leases: boolean }[];
   readonly sampleAt: Map<string, number>;
+  /** UTF-16 code units of the lines other than samples (samples replace each other). */
+  chars: number;
 }
+
+/**
+ * Frames other than samples held for one window before they are sent at once. Unit: UTF-16
+ * code units. Default: 4 Mi, one peer frame at its largest: a window normally holds a few KB,
+ * and a burst past this is sent without waiting for the window to end.
+ */
+const PAGE_BATCH_CHARS_MAX = PEER_FRAME_BYTES_MAX;
 
 export class Dashboard {
   private readonly pages = new Set<Page>();
@@ -90,7 +99,7 @@ export class Dashboard {
   private readonly cache = new MemberFrameCache();
   private unsubscribeLocal: (() => void) | undefined;
   private clusterTimer: NodeJS.Timeout | undefined;
-  private batch: PageBatch = { lines: [], sampleAt: new Map() };
+  private batch: PageBatch = { lines: [], sampleAt: new Map(), chars: 0 };
   private batchTimer: NodeJS.Timeout | undefined;
   private leasesWanted = false;
   private readonly onLocalFrame = (frame: FeedFrame, json: () => string): void =>
@@ -217,7 +226,7 @@ export class Dashboard {
     this.cache.clear();
     clearInterval(this.clusterTimer);
     clearInterval(this.batchTimer);
-    this.batch = { lines: [], sampleAt: new Map() };
+    this.batch = { lines: [], sampleAt: new Map(), chars: 0 };
     this.leasesWanted = false;
   }
 
@@ -320,6 +329,8 @@ export class Dashboard {
     // A history comes when a link (re)connects: the page merges it with what it has.
     if (type !== 'sample') {
       this.batch.lines.push({ text, leases: type === 'leases' });
+      this.batch.chars += text.length;
+      if (this.batch.chars > PAGE_BATCH_CHARS_MAX) this.flush();
       return;
     }
     const at = this.batch.sampleAt.get(member);
@@ -331,7 +342,7 @@ export class Dashboard {
   private flush(): void {
     const lines = this.batch.lines;
     if (lines.length === 0) return;
-    this.batch = { lines: [], sampleAt: new Map() };
+    this.batch = { lines: [], sampleAt: new Map(), chars: 0 };
     let all: string | undefined;
     let withoutLeases: string | undefined;
     for (const page of this.pages) {
