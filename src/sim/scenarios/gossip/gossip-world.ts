@@ -75,6 +75,10 @@ export class GossipWorld {
   private readonly slots = new Map<NodeId, MemberSlot>();
   private readonly memberSet = new Set<NodeId>();
   private observer: WorldObserver | undefined;
+  /** Recording only: the last news of each member noted (state@incarnation). */
+  private readonly newsOf = new Map<NodeId, string>();
+  /** Recording only: the last leader answer noted (the unanimous key, '' while they differ). */
+  private leaderNews: string | undefined;
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -102,6 +106,8 @@ export class GossipWorld {
         storage: SIM_STORAGE_DEFAULTS,
       }, (context) => this.startProcess(slot, context));
       this.hosts.set(id, host);
+      const driftRate = options.drift.get(id) ?? 0;
+      if (driftRate !== 0) scheduler.recorder?.note({ kind: 'drift', atMs: 0, node: id, driftRate });
     });
   }
 
@@ -158,6 +164,8 @@ export class GossipWorld {
 
   setInboundDelay(id: NodeId, delayMs: number): void {
     this.slot(id).inboundDelayMs = delayMs;
+    this.scheduler.recorder?.note({ kind: 'note', atMs: this.scheduler.nowMs,
+      text: `${id} reads its messages ${delayMs.toFixed(0)} ms late (starved)` });
   }
 
   /** Graceful leave: the member announces it; its process exits `lingerMs` later. */
@@ -293,6 +301,39 @@ export class GossipWorld {
       this.observer?.onAgreementChanged(nowMs);
     }
     this.observer?.onMemberEvent(slot.id, event, nowMs);
+    if (this.scheduler.recorder !== undefined) this.record(slot.id, event, nowMs);
+  }
+
+  /**
+   * Into the recording, bounded at any size: a member's standing only when it differs from the
+   * last news of it (a crash seen by 1,000 members is one suspect and one dead, not 2,000), and
+   * the leader only when the answer members give changes.
+   */
+  private record(observer: NodeId, event: MembershipEvent, nowMs: number): void {
+    const recorder = this.scheduler.recorder!;
+    const news = standingNews(observer, event);
+    if (news !== undefined) {
+      const key = `${news.state}@${news.incarnation}`;
+      if (this.newsOf.get(news.member) !== key) {
+        this.newsOf.set(news.member, key);
+        recorder.note({ kind: 'member', atMs: nowMs, node: news.member, state: news.state,
+          by: observer, incarnation: news.incarnation });
+      }
+    }
+    this.recordLeader(nowMs);
+  }
+
+  private recordLeader(nowMs: number): void {
+    const recorder = this.scheduler.recorder;
+    if (recorder === undefined) return;
+    const unanimous = this.agreement.unanimous();
+    const key = unanimous?.key ?? '';
+    if (key === this.leaderNews) return;
+    this.leaderNews = key;
+    const generation = unanimous === undefined ? 0 : Number(key.slice(key.lastIndexOf('@') + 1));
+    const answers = unanimous === undefined ? this.agreement.describe() : '';
+    recorder.note({ kind: 'leader', atMs: nowMs, leader: unanimous?.leader, generation,
+      answers: answers.length > 200 ? `${answers.slice(0, 199)}…` : answers });
   }
 
   private notMember(slot: MemberSlot): void {
@@ -302,6 +343,7 @@ export class GossipWorld {
     this.agreement.remove(slot.id);
     this.observer?.onMemberGone(slot.id);
     this.observer?.onAgreementChanged(this.scheduler.nowMs);
+    this.recordLeader(this.scheduler.nowMs);
   }
 
   private harvest(slot: MemberSlot, runtime: SwimRuntime): void {
@@ -325,5 +367,22 @@ export class GossipWorld {
     const slot = this.slots.get(id);
     assert(slot !== undefined, () => `unknown member ${id}`);
     return slot;
+  }
+}
+
+/** What an event says of someone's standing: a view of another member, or of itself. */
+function standingNews(observer: NodeId, event: MembershipEvent):
+  { member: NodeId; state: string; incarnation: number } | undefined {
+  switch (event.kind) {
+    case 'joined':
+      // Everyone's joins of everyone would be N² events: only a member's own admission.
+      return event.member === observer
+        ? { member: observer, state: 'alive', incarnation: event.incarnation } : undefined;
+    case 'suspect': case 'alive': case 'dead': case 'left':
+      return { member: event.member, state: event.kind, incarnation: event.incarnation };
+    case 'refuted': case 'rejoined':
+      return { member: observer, state: 'alive', incarnation: event.incarnation };
+    default:
+      return undefined;
   }
 }
