@@ -184,7 +184,8 @@ function layout(nodes: readonly string[], members: readonly string[] | undefined
     const rows = Math.ceil(ring.length / columns);
     const cell = Math.min(480 / columns, (bottom + 220) / rows);
     ring.forEach((id, i) => {
-      where.set(id, [-240 + cell * (i % columns + 0.5), -220 + cell * (Math.floor(i / columns) + 0.5)]);
+      where.set(id,
+        [-240 + cell * (i % columns + 0.5), -220 + cell * (Math.floor(i / columns) + 0.5)]);
     });
     memberR = cell * 0.42;
   }

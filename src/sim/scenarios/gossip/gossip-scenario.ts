@@ -157,18 +157,10 @@ function gossipNetwork(scheduler: Scheduler, prng: Prng, trace: TraceHash,
 
 function runOnce(
   seed: number, plan: GossipPlan, settings: GossipSettings, lifeguard: boolean,
-  overrides: GossipTestOverrides, progress: RunProgress | undefined,
-  recorder: SimRecorder | undefined,
+  overrides: GossipTestOverrides, progress: RunProgress | undefined, recorder?: SimRecorder,
 ): RunOutcome {
   const prng = new Prng(seed);
-  const scheduler = new Scheduler(recorder);
-  if (recorder !== undefined) {
-    recorder.members = plan.ids;
-    if (settings.lifeguardRuns.length > 1) {
-      recorder.note({ kind: 'note', atMs: 0, text: 'lifeguard both: this recording is the run '
-        + 'with Lifeguard on; the trace hash covers both runs' });
-    }
-  }
+  const scheduler = new Scheduler(startRecording(recorder, plan, settings));
   const trace = new TraceHash();
   const network = gossipNetwork(scheduler, prng, trace, plan);
   const config: SwimConfig = { ...gossipConfig(settings, lifeguard), ...overrides.config };
@@ -232,6 +224,18 @@ function runOnce(
       ...(actor === undefined ? {} : { hostile: { ...actor.counts, rejected } }),
     },
   };
+}
+
+/** The recording names the members, and says which run it is when the seed runs twice. */
+function startRecording(recorder: SimRecorder | undefined, plan: GossipPlan,
+  settings: GossipSettings): SimRecorder | undefined {
+  if (recorder === undefined) return undefined;
+  recorder.members = plan.ids;
+  if (settings.lifeguardRuns.length > 1) {
+    recorder.note({ kind: 'note', atMs: 0, text: 'lifeguard both: this recording is the run '
+      + 'with Lifeguard on; the trace hash covers both runs' });
+  }
+  return recorder;
 }
 
 /** The forger acts every ~20 ms of virtual time (bursts of 20 now and then) until the end. */

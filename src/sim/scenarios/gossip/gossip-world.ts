@@ -112,7 +112,9 @@ export class GossipWorld {
       }, (context) => this.startProcess(slot, context));
       this.hosts.set(id, host);
       const driftRate = options.drift.get(id) ?? 0;
-      if (driftRate !== 0) scheduler.recorder?.note({ kind: 'drift', atMs: 0, node: id, driftRate });
+      if (driftRate !== 0) {
+        scheduler.recorder?.note({ kind: 'drift', atMs: 0, node: id, driftRate });
+      }
     });
   }
 
