@@ -240,14 +240,16 @@ function drawStage(stage: SVGSVGElement, recording: SimRecording, at: ReplayAt, 
     // Gossip: the leader every member names is drawn as a Raft leader is.
     const shown = state === 'alive' && id === emergent ? 'alive leader' : state;
     const circle = svg('circle', { cx: x, cy: y, r, class: `node ${shown}`, 'data-node': id });
-    circle.append(svg('title', {}, `${id}: ${sub}`));
+    circle.append(svg('title', {}, `${id}: ${sub}` +
+      (n.driftRate === 0 ? '' : `, clock drift ${(n.driftRate * 100).toFixed(2)}%`)));
     parts.push(circle);
     if (r >= 9) {
       parts.push(svg('text', { x, y: r >= 20 ? y - 4 : y + 4,
         class: r >= 20 ? 'label' : 'label small' }, id));
     }
     if (r >= 20) parts.push(svg('text', { x, y: y + 12, class: 'sub' }, sub));
-    if (n.driftRate !== 0 && r >= 20) {
+    // On a grid the line would run into the next row: the tooltip says it there.
+    if (n.driftRate !== 0 && r >= 20 && recording.nodes.length <= RING_MAX) {
       parts.push(svg('text', { x, y: y + r + 16, class: 'sub' },
         `drift ${(n.driftRate * 100).toFixed(2)}%`));
     }
