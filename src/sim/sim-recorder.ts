@@ -33,6 +33,21 @@ export type RecordedEvent =
   | { readonly kind: 'violation'; readonly atMs: number; readonly checker: string;
     readonly message: string }
   | { readonly kind: 'note'; readonly atMs: number; readonly text: string }
+  /**
+   * News about a member's standing (gossip: the SWIM state some member took of `node`, noted
+   * only when it differs from the last news of `node`; heartbeat: one observer's detector
+   * suspecting `node` or trusting it again). `by`: who took that view.
+   */
+  | { readonly kind: 'member'; readonly atMs: number; readonly node: string;
+    readonly state: string; readonly by: string; readonly incarnation?: number;
+    readonly detector?: string }
+  /**
+   * The emergent leader (gossip), noted when the answer members give changes: `leader` is the
+   * one every counted member names (with its generation), or undefined while they differ
+   * (`answers`: the distinct answers, as `id@generation×count`).
+   */
+  | { readonly kind: 'leader'; readonly atMs: number; readonly leader: string | undefined;
+    readonly generation: number; readonly answers: string }
   /** A fault the nemesis chose, by ordinal (the replay view can switch it off and rerun). */
   | { readonly kind: 'fault'; readonly atMs: number; readonly ordinal: number;
     readonly label: string; readonly skipped: boolean };
@@ -57,6 +72,11 @@ export interface SimRecording {
   readonly messages: readonly RecordedMessage[];
   readonly truncated: { readonly messages: number; readonly events: number };
   readonly violations: readonly { checker: string; atMs: number; message: string }[];
+  /**
+   * The cluster's members, when the scenario names them (lease, core: the others in `nodes`
+   * are clients), so the view draws members and clients apart.
+   */
+  readonly members?: readonly string[];
   /** The fault the user switched off before this rerun (replay view), if any. */
   readonly skippedFaults?: readonly number[];
 }
@@ -74,6 +94,8 @@ export class SimRecorder {
   readonly events: RecordedEvent[] = [];
   readonly messages: RecordedMessage[] = [];
   readonly nodes = new Set<string>();
+  /** The members, when the scenario says which nodes are (see SimRecording.members). */
+  members: readonly string[] | undefined;
   private readonly truncatedCounts = { messages: 0, events: 0 };
   /** Ordinal of each fault the nemesis injects; faults listed in `skipFaults` are not applied. */
   private faultOrdinal = 0;
@@ -121,13 +143,16 @@ export class SimRecorder {
 
   recording(head: Pick<SimRecording, 'scenario' | 'seed' | 'options' | 'traceHash' |
     'simulatedMs' | 'violations'>): SimRecording {
+    // Past the events' bound too: the verdict is what a recording is for, and there are few.
     for (const v of head.violations) {
-      this.note({ kind: 'violation', atMs: v.atMs, checker: v.checker, message: v.message });
+      this.events.push({ kind: 'violation', atMs: v.atMs, checker: v.checker,
+        message: v.message });
     }
     return {
       format: 'conclave-sim-recording', version: 1, ...head,
       nodes: [...this.nodes].sort(naturalOrder),
       events: this.events, messages: this.messages, truncated: this.truncated,
+      ...(this.members === undefined ? {} : { members: [...this.members] }),
       ...(this.skipFaults.size > 0 ? { skippedFaults: [...this.skipFaults] } : {}),
     };
   }

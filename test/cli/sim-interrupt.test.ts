@@ -1,7 +1,8 @@
 /**
  * `conclave sim` on Ctrl-C: the built CLI (seeds on worker threads) stops at SIGINT, prints
  * the partial summary and the replay command of each seed in progress, and exits 130; and
- * `--record` writes a recording that `conclave replay` accepts while a bad file exits 2.
+ * `--record` writes a recording (raft-figure8, heartbeat) that `conclave replay` accepts while a
+ * bad file exits 2.
  * Method: real processes of the built CLI; waits on output, with deadlines.
  */
 import assert from 'node:assert/strict';
@@ -48,9 +49,11 @@ describe('conclave sim: Ctrl-C and --record', { skip: !BUILT && 'dist/ not built
     const replay = spawnSync(process.execPath, [BIN, 'replay', bad], { encoding: 'utf8' });
     assert.equal(replay.status, 2);
     assert.match(replay.stderr, /is not a recording/);
+    // Every scenario records now (test/dashboard/replay-recordings.test.ts: what each holds).
     const heartbeat = spawnSync(process.execPath, [BIN, 'sim', '--scenario', 'heartbeat',
-      '--record', file], { encoding: 'utf8' });
-    assert.equal(heartbeat.status, 2);
-    assert.match(heartbeat.stderr, /--record: scenario 'heartbeat' cannot be recorded yet/);
+      '--nodes', '3', '--duration-s', '10', '--seed', '1', '--record', file],
+    { encoding: 'utf8' });
+    assert.equal(heartbeat.status, 0, heartbeat.stderr);
+    assert.match(heartbeat.stdout, /recorded seed 1 \(\d+ messages, \d+ events\)/);
   });
 });

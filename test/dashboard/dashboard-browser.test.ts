@@ -7,6 +7,7 @@
  * - `conclave lock` and `conclave elect` held by processes: the page shows holder, leader and
  *   fencing tokens;
  * - a recorded `raft` seed of 5 nodes replays with every checker held;
+ * - a recorded `gossip` seed of 32 members replays as a grid with standings and the leader;
  * - a recorded seed (raft-vote-restart, 5 nodes, seed 10, mutant voteNotPersisted) steps to the
  *   checker's verdict and shows the two leaders of the term the checker named;
  * - `conclave gossip --ui`: the membership tab shows both gossip members alive, then the
@@ -17,13 +18,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { clusterDeadlines, deadlineMs } from '../support/deadlines.js';
+import type { SimRecording } from '../../src/sim/sim-recorder.js';
 import { BIN, BUILT, waitFor } from '../support/real-cluster.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -283,6 +285,33 @@ describe('dashboard: in a real browser', { skip }, () => {
     await shoot(view, 'replay');
     await view.close();
   });
+
+  test('a recorded gossip seed of 32 members replays: a grid, standings, the emergent leader',
+    async () => {
+      const file = join(dataDir, 'gossip-32.json');
+      const sim = spawnSync(process.execPath, [BIN, 'sim', '--scenario', 'gossip', '--members',
+        '32', '--seed', '3', '--record', file], { encoding: 'utf8' });
+      assert.equal(sim.status, 0, sim.stdout + sim.stderr);
+      const recording = JSON.parse(readFileSync(file, 'utf8')) as SimRecording;
+      const view = await openReplay(file);
+      await view.waitForSelector('[data-testid="replay-note"]:text("gossip seed 3, 32 nodes")');
+      await view.waitForSelector('[data-testid="replay-note"]:text("Every checker held")');
+      assert.equal(await view.locator('svg.stage circle.node').count(), 32);
+      // Scrub to just after the first member another declared dead: it shows as dead or down.
+      const dead = recording.events.find((e) => e.kind === 'member' && e.state === 'dead');
+      assert.ok(dead !== undefined && dead.kind === 'member');
+      await view.locator('[data-testid="scrub"]').fill(
+        String(Math.ceil(1000 * dead.atMs / recording.simulatedMs)));
+      await view.waitForSelector(`svg.stage circle[data-node="${dead.node}"].dead, ` +
+        `svg.stage circle[data-node="${dead.node}"].down`);
+      await view.waitForSelector('[data-testid="replay-standing"]');
+      await view.waitForSelector('[data-testid="replay-leader"] li');
+      await shoot(view, 'replay-gossip');
+      await view.locator('[data-testid="scrub"]').fill('1000');
+      await view.waitForSelector('[data-testid="replay-leader"] li.current:text("named by every ' +
+        'member")');
+      await view.close();
+    });
 
   test('the gossip membership tab: members, states, and a kill -9 as a suspicion', async () => {
     const first = startMember(['--name', 'g1', '--ui', '127.0.0.1:0']);

@@ -3,11 +3,13 @@
  * here by the simulator bundled for the browser) drawn at virtual time t — nodes with their
  * role and term, messages in flight, cut links, crashes, pauses, drift, the leaders of each
  * term, client operations, and the checker's verdict — with play, pause, step and scrub.
+ * Membership runs (gossip, heartbeat) show each member's standing and the emergent leader; a
+ * large membership is drawn as a grid, with at most IN_FLIGHT_MAX messages in flight.
  * "What if": untick a fault and rerun; the seed's other draws stay the same.
  */
 import type { SimRecording } from '../../sim/sim-recorder.js';
 import { fill, h } from './dom.js';
-import { ReplayModel, type ReplayAt } from './replay-model.js';
+import { nodeStateAt, ReplayModel, type NodeAt, type ReplayAt } from './replay-model.js';
 import type { SimRunRequest } from './sim-worker.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -111,8 +113,8 @@ export class ReplayTab {
     this.slider.value = String(Math.round(1000 * this.t / Math.max(1, this.model.endMs)));
     this.clock.textContent = `t = ${this.t.toFixed(3)} ms`;
     const at = this.model.at(this.t);
-    drawStage(this.stage, this.model.recording.nodes, at, this.t);
-    drawSide(this.side, at);
+    drawStage(this.stage, this.model.recording, at, this.t);
+    drawSide(this.side, at, this.t);
   }
 }
 
@@ -132,7 +134,8 @@ function runForm(run: (request: SimRunRequest) => void): {
   element: HTMLElement; show(recording: SimRecording): void;
 } {
   const scenario = h('select', {}, ...['raft', 'raft-vote-restart', 'raft-figure8',
-    'raft-ack-crash', 'raft-partial-partition'].map((s) => h('option', { value: s }, s)));
+    'raft-ack-crash', 'raft-partial-partition', 'lease', 'core', 'gossip', 'heartbeat']
+    .map((s) => h('option', { value: s }, s)));
   const seed = h('input', { type: 'number', value: 7, min: 0, style: 'width:8em' });
   const mutant = h('input',
     { type: 'text', placeholder: 'mutant (optional)', style: 'width:12em' });
@@ -147,11 +150,59 @@ function runForm(run: (request: SimRunRequest) => void): {
   } };
 }
 
-function positions(nodes: readonly string[]): Map<string, [number, number]> {
-  return new Map(nodes.map((id, i) => {
-    const angle = -Math.PI / 2 + (2 * Math.PI * i) / nodes.length;
-    return [id, [180 * Math.cos(angle), 180 * Math.sin(angle)]];
-  }));
+/** Where each node is drawn, and how large. */
+interface Layout {
+  readonly where: Map<string, [number, number]>;
+  /** Radius of a member's circle, and of a client's. Unit: SVG units. */
+  readonly memberR: number;
+  readonly clientR: number;
+}
+
+/** Members drawn beyond this many go on a grid instead of a ring. */
+const RING_MAX = 24;
+
+/**
+ * Members on a ring (a grid past RING_MAX: a 1,000-member gossip stays readable), clients
+ * (lease, core) in a row below them.
+ */
+function layout(nodes: readonly string[], members: readonly string[] | undefined): Layout {
+  const memberSet = new Set(members ?? nodes);
+  const ring = nodes.filter((id) => memberSet.has(id));
+  const clients = nodes.filter((id) => !memberSet.has(id));
+  const bottom = clients.length > 0 ? 180 : 220;
+  const where = new Map<string, [number, number]>();
+  let memberR: number;
+  if (ring.length <= RING_MAX) {
+    const radius = clients.length > 0 ? 150 : 180;
+    ring.forEach((id, i) => {
+      const angle = -Math.PI / 2 + (2 * Math.PI * i) / ring.length;
+      where.set(id, [radius * Math.cos(angle), radius * Math.sin(angle) - (bottom < 220 ? 20 : 0)]);
+    });
+    memberR = Math.min(30, (Math.PI * radius) / Math.max(1, ring.length) * 0.8);
+  } else {
+    const columns = Math.ceil(Math.sqrt(ring.length));
+    const rows = Math.ceil(ring.length / columns);
+    const cell = Math.min(480 / columns, (bottom + 220) / rows);
+    ring.forEach((id, i) => {
+      where.set(id,
+        [-240 + cell * (i % columns + 0.5), -220 + cell * (Math.floor(i / columns) + 0.5)]);
+    });
+    memberR = cell * 0.42;
+  }
+  const step = 500 / Math.max(1, clients.length);
+  clients.forEach((id, i) => where.set(id, [-250 + step * (i + 0.5), 205]));
+  return { where, memberR, clientR: Math.min(12, step * 0.4) };
+}
+
+/** The line under a node's name: Raft role and term, gossip standing, heartbeat suspicions. */
+function subLabel(n: NodeAt, state: string): string {
+  if (n.state !== undefined) return `${state} i${n.incarnation ?? 0}`;
+  if (n.suspectedBy.size > 0) {
+    const counts = [...n.suspectedBy].filter(([, by]) => by.size > 0)
+      .map(([detector, by]) => `${detector === 'phi-accrual' ? 'φ' : detector} ${by.size}`);
+    return counts.length === 0 ? state : `suspect: ${counts.join(', ')}`;
+  }
+  return n.member ? `${state} t${n.term}` : state;
 }
 
 function svg(tag: string, attrs: Record<string, string | number>, text?: string): SVGElement {
@@ -161,38 +212,52 @@ function svg(tag: string, attrs: Record<string, string | number>, text?: string)
   return element;
 }
 
-function drawStage(stage: SVGSVGElement, nodes: readonly string[], at: ReplayAt, t: number): void {
-  const where = positions(nodes);
+function drawStage(stage: SVGSVGElement, recording: SimRecording, at: ReplayAt, t: number):
+  void {
+  const { where, memberR, clientR } = layout(recording.nodes, recording.members);
   const parts: SVGElement[] = [];
   for (const [from, to] of at.cutLinks) {
     const a = where.get(from!);
     const b = where.get(to!);
     if (a && b) parts.push(svg('line', { x1: a[0], y1: a[1], x2: b[0], y2: b[1], class: 'cut' }));
   }
+  const msgR = Math.max(1.5, Math.min(4, memberR / 6));
+  const emergent = at.emergentLeaders[0]?.leader;
   for (const m of at.inFlight) {
     const a = where.get(m[1]);
     const b = where.get(m[2]);
     if (!a || !b) continue;
     const f = m[4] < 0 ? 0.5 : Math.min(1, (t - m[0]) / Math.max(0.001, m[4] - m[0]));
-    parts.push(svg('circle', { cx: a[0] + (b[0] - a[0]) * f, cy: a[1] + (b[1] - a[1]) * f, r: 4,
-      class: `msg ${m[4] < 0 ? 'lost' : m[3].split(' ')[0]}` }, undefined));
+    parts.push(svg('circle', { cx: a[0] + (b[0] - a[0]) * f, cy: a[1] + (b[1] - a[1]) * f,
+      r: msgR, class: `msg ${m[4] < 0 ? 'lost' : m[3].split(' ')[0]}` }, undefined));
   }
-  for (const id of nodes) {
+  for (const id of recording.nodes) {
     const n = at.nodes.get(id)!;
     const [x, y] = where.get(id)!;
-    const state = !n.up ? 'down' : n.pausedUntilMs > t ? 'paused' : n.role;
-    parts.push(svg('circle', { cx: x, cy: y, r: 30, class: `node ${state}` }));
-    parts.push(svg('text', { x, y: y - 4, class: 'label' }, id));
-    parts.push(svg('text', { x, y: y + 12, class: 'sub' }, `${state} t${n.term}`));
-    if (n.driftRate !== 0) {
-      parts.push(svg('text', { x, y: y + 46, class: 'sub' },
+    const r = n.member ? memberR : clientR;
+    const state = nodeStateAt(n, t);
+    const sub = subLabel(n, state);
+    // Gossip: the leader every member names is drawn as a Raft leader is.
+    const shown = state === 'alive' && id === emergent ? 'alive leader' : state;
+    const circle = svg('circle', { cx: x, cy: y, r, class: `node ${shown}`, 'data-node': id });
+    circle.append(svg('title', {}, `${id}: ${sub}` +
+      (n.driftRate === 0 ? '' : `, clock drift ${(n.driftRate * 100).toFixed(2)}%`)));
+    parts.push(circle);
+    if (r >= 9) {
+      parts.push(svg('text', { x, y: r >= 20 ? y - 4 : y + 4,
+        class: r >= 20 ? 'label' : 'label small' }, id));
+    }
+    if (r >= 20) parts.push(svg('text', { x, y: y + 12, class: 'sub' }, sub));
+    // On a grid the line would run into the next row: the tooltip says it there.
+    if (n.driftRate !== 0 && r >= 20 && recording.nodes.length <= RING_MAX) {
+      parts.push(svg('text', { x, y: y + r + 16, class: 'sub' },
         `drift ${(n.driftRate * 100).toFixed(2)}%`));
     }
   }
   stage.replaceChildren(...parts);
 }
 
-function drawSide(side: HTMLElement, at: ReplayAt): void {
+function drawSide(side: HTMLElement, at: ReplayAt, t: number): void {
   // The latest 12 terms, and always every term with two leaders (the one a checker fired on
   // may be older than the latest 12 when the run went on electing).
   const sorted = [...at.leadersByTerm].sort((a, b) => b[0] - a[0]);
@@ -201,20 +266,48 @@ function drawSide(side: HTMLElement, at: ReplayAt): void {
     at.violations.length === 0 ? null : h('div.verdict', { 'data-testid': 'verdict' },
       ...at.violations.map((v) => h('p', {}, h('b', {}, v.checker), ` at ${v.atMs.toFixed(3)} ms: `,
         v.message))),
-    h('h4', {}, 'Leaders by term'),
-    h('ul.terms', { 'data-testid': 'replay-terms' }, ...terms.map(([term, leaders]) =>
-      h(`li${leaders.length > 1 ? '.two-leaders' : ''}`, { 'data-term': term },
-        `term ${term}: ${leaders.join(' and ')}${leaders.length > 1 ? ' — TWO LEADERS' : ''}`))),
-    h('h4', {}, 'Client operations'),
-    h('ul.ops', {}, ...at.clientOps.map((op) => h('li', {}, `${op.client} ${op.op} → ` +
-      `${op.outcome}`))),
+    standing(at, t),
+    at.emergentLeaders.length === 0 ? null : h('h4', {}, 'Emergent leader'),
+    at.emergentLeaders.length === 0 ? null : h('ul.terms', { 'data-testid': 'replay-leader' },
+      ...at.emergentLeaders.map((e, i) => h(i === 0 ? 'li.current' : 'li', {},
+        `${e.atMs.toFixed(1)} ms: ${e.leader === undefined ? `members differ (${e.answers})`
+          : `${e.leader}, generation ${e.generation}, named by every member`}`))),
+    terms.length === 0 && at.emergentLeaders.length > 0 ? null : h('h4', {}, 'Leaders by term'),
+    terms.length === 0 && at.emergentLeaders.length > 0 ? null
+      : h('ul.terms', { 'data-testid': 'replay-terms' }, ...terms.map(([term, leaders]) =>
+        h(`li${leaders.length > 1 ? '.two-leaders' : ''}`, { 'data-term': term },
+          `term ${term}: ${leaders.join(' and ')}${leaders.length > 1 ? ' — TWO LEADERS' : ''}`))),
+    at.clientOps.length === 0 ? null : h('h4', {}, 'Client operations'),
+    at.clientOps.length === 0 ? null : h('ul.ops', {}, ...at.clientOps.map((op) =>
+      h('li', {}, `${op.client} ${op.op} → ${op.outcome}`))),
     h('h4', {}, 'Events'),
     h('ul.events', {}, ...[...at.recent].reverse().slice(0, 16).map((e) =>
       h('li', {}, `${e.atMs.toFixed(1)} ms ${describe(e)}`))));
 }
 
+/** How many members stand where (alive, suspect, dead, down, ...), for membership runs. */
+function standing(at: ReplayAt, t: number): HTMLElement | null {
+  const counts = new Map<string, number>();
+  let membership = false;
+  for (const n of at.nodes.values()) {
+    if (!n.member) continue;
+    if (n.state !== undefined || n.suspectedBy.size > 0) membership = true;
+    const state = nodeStateAt(n, t);
+    counts.set(state, (counts.get(state) ?? 0) + 1);
+  }
+  if (!membership) return null;
+  return h('p', { 'data-testid': 'replay-standing' }, h('b', {}, 'Members: '),
+    [...counts].sort((a, b) => b[1] - a[1]).map(([state, n]) => `${n} ${state}`).join(', '));
+}
+
 function describe(e: ReplayAt['recent'][number]): string {
   switch (e.kind) {
+    case 'member': return e.detector === undefined
+      ? `${e.by} sees ${e.node} ${e.state} (incarnation ${e.incarnation ?? 0})`
+      : `${e.by}'s ${e.detector} ${e.state === 'suspect' ? 'suspects' : 'trusts'} ${e.node}`;
+    case 'leader': return e.leader === undefined ? `members name different leaders: ${e.answers}`
+      : `every member names ${e.leader} (generation ${e.generation})`;
+    case 'note': return e.text;
     case 'role': return `${e.node} ${e.from} → ${e.to} (term ${e.term}, ${e.reason})`;
     case 'crash': case 'restart': case 'resume': return `${e.kind} ${e.node}`;
     case 'pause': return `pause ${e.node} for ${e.durationMs.toFixed(0)} ms`;

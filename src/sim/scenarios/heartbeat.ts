@@ -30,6 +30,7 @@ import {
 import { Prng } from '../prng.js';
 import type { Scenario, ScenarioOptions, SeedResult, Violation } from '../scenario.js';
 import { Scheduler } from '../scheduler.js';
+import type { SimRecorder } from '../sim-recorder.js';
 import { SimHost } from '../sim-host.js';
 import { NETWORK_FAULTS_NONE, SimNetwork } from '../sim-network.js';
 import { SIM_STORAGE_DEFAULTS } from '../sim-storage.js';
@@ -86,7 +87,8 @@ export const heartbeatScenario: Scenario<HeartbeatFigures> = {
       min: 1, max: 60_000,
     },
   ],
-  runSeed: (seed, options) => runHeartbeatSeed(seed, options),
+  runSeed: (seed, options, _progress, recorder) => runHeartbeatSeed(seed, options, {}, recorder),
+  records: true,
   summarize: (results, options) => summarizeHeartbeat(results,
     numberOption(options, 'interval-ms'), {
       timeout: TIMEOUT, phi: PHI,
@@ -100,8 +102,8 @@ export interface HeartbeatTestOverrides {
 }
 
 export function runHeartbeatSeed(seed: number, options: ScenarioOptions,
-  overrides: HeartbeatTestOverrides = {}): SeedResult<HeartbeatFigures> {
-  const setup = drawSetup(seed, options, overrides);
+  overrides: HeartbeatTestOverrides = {}, recorder?: SimRecorder): SeedResult<HeartbeatFigures> {
+  const setup = drawSetup(seed, options, overrides, recorder);
   const { prng, scheduler, network, intervalMs, durationMs, lossRate } = setup;
   const checker = new HeartbeatChecker(setup);
   const hosts = createHosts(setup, checker);
@@ -158,12 +160,12 @@ interface HeartbeatSetup {
 }
 
 function drawSetup(seed: number, options: ScenarioOptions,
-  overrides: HeartbeatTestOverrides): HeartbeatSetup {
+  overrides: HeartbeatTestOverrides, recorder: SimRecorder | undefined): HeartbeatSetup {
   const nodes = numberOption(options, 'nodes');
   const intervalMs = numberOption(options, 'interval-ms');
   const scale = intervalMs / TIMEOUT_DETECTOR_DEFAULTS_LOCAL.heartbeatIntervalMs;
   const prng = new Prng(seed);
-  const scheduler = new Scheduler();
+  const scheduler = new Scheduler(recorder);
   const trace = new TraceHash();
   const lossRate = typeof options['loss'] === 'number'
     ? options['loss']
@@ -174,6 +176,7 @@ function drawSetup(seed: number, options: ScenarioOptions,
     sizeBytes: () => 16,
   });
   const ids = Array.from({ length: nodes }, (_, i) => nodeId(`n${i + 1}`));
+  if (recorder !== undefined) recorder.members = ids;
   if (lossRate > 0) drawLinkQualities(prng, network, ids, lossRate, intervalMs);
   const timeoutMs = overrides.timeoutMs ?? TIMEOUT_DETECTOR_DEFAULTS_LOCAL.timeoutMs * scale;
   const phiConfig = scalePhi(scale);
@@ -310,13 +313,24 @@ function createHosts(setup: HeartbeatSetup,
           timer: context.timer,
           transport: context.transport,
           detectors: createDetectors(setup),
-          onStatusChange: (change) => checker.onStatusChange(id, change),
+          onStatusChange: (change) => {
+            checker.onStatusChange(id, change);
+            recordStatusChange(scheduler, id, change);
+          },
         });
         return { runtime, halt: () => runtime.stop() };
       });
     hosts.set(id, host);
   }
   return hosts;
+}
+
+/** The default detectors' verdicts into the recording (the sweep's would be 14 times as many). */
+function recordStatusChange(scheduler: Scheduler, observer: NodeId, change: PeerStatusChange):
+  void {
+  if (change.detector !== TIMEOUT && change.detector !== PHI) return;
+  scheduler.recorder?.note({ kind: 'member', atMs: scheduler.nowMs, node: change.peer,
+    by: observer, state: change.available ? 'alive' : 'suspect', detector: change.detector });
 }
 
 /** Both default detectors, and the fixed-timeout sweep, on the same arrivals. */

@@ -28,6 +28,7 @@ import { judgeHistory, type HistoryVerdict } from '../../checkers/history-verdic
 import { kvModel } from '../../checkers/kv-model.js';
 import type { Scenario, ScenarioOptions, SeedResult, Violation } from '../../scenario.js';
 import { Scheduler } from '../../scheduler.js';
+import type { SimRecorder } from '../../sim-recorder.js';
 import { SettleGate } from '../../settle.js';
 import { TraceHash } from '../../trace-hash.js';
 import { convergence } from '../lease/lease-scenario.js';
@@ -70,7 +71,8 @@ export const coreScenario: Scenario<CoreFigures> = {
     + 'replicas agree',
   flags: CORE_FLAGS,
   mutantCatches: CORE_MUTANT_CATCHES,
-  runSeed: (seed, options) => runCoreSeed(seed, options),
+  runSeed: (seed, options, _progress, recorder) => runCoreSeed(seed, options, recorder),
+  records: true,
   summarize: summarizeCore,
 };
 
@@ -99,10 +101,10 @@ interface Run {
   readonly violations: () => Violation[];
 }
 
-export async function runCoreSeed(seed: number, options: ScenarioOptions):
-  Promise<SeedResult<CoreFigures>> {
+export async function runCoreSeed(seed: number, options: ScenarioOptions,
+  recorder?: SimRecorder): Promise<SeedResult<CoreFigures>> {
   const prng = new Prng(seed);
-  const scheduler = new Scheduler();
+  const scheduler = new Scheduler(recorder);
   const trace = new TraceHash();
   const run = assemble(prng, scheduler, trace, drawCoreSettings(prng, options));
   const { world } = run;

@@ -15,6 +15,7 @@ import type {
   Scenario, ScenarioOptions, SeedProgressListener, SeedResult,
 } from '../../scenario.js';
 import { Scheduler } from '../../scheduler.js';
+import type { SimRecorder } from '../../sim-recorder.js';
 import { NETWORK_FAULTS_NONE, SimNetwork, type NetworkFaults } from '../../sim-network.js';
 import { TraceHash } from '../../trace-hash.js';
 import {
@@ -72,7 +73,9 @@ export const gossipScenario: Scenario<GossipFigures> = {
     + 'deaths, load, and leader agreement after a coordinator crash, a heal and a leave',
   flags: GOSSIP_FLAGS,
   mutantCatches: GOSSIP_MUTANT_CATCHES,
-  runSeed: (seed, options, progress) => runGossipSeed(seed, options, {}, progress),
+  runSeed: (seed, options, progress, recorder) =>
+    runGossipSeed(seed, options, {}, progress, recorder),
+  records: true,
   summarize: summarizeGossip,
 };
 
@@ -81,7 +84,7 @@ const PROGRESS_CHUNK_MS = 10_000;
 
 export function runGossipSeed(
   seed: number, options: ScenarioOptions, overrides: GossipTestOverrides = {},
-  progress?: SeedProgressListener,
+  progress?: SeedProgressListener, recorder?: SimRecorder,
 ): SeedResult<GossipFigures> {
   const settings = gossipSettings(options);
   const root = new Prng(seed);
@@ -89,14 +92,16 @@ export function runGossipSeed(
     settings.lossRate, settings.durationMs);
   const runSeedValue = root.nextUint32();
   let eventsBefore = 0;
-  const runs = settings.lifeguardRuns.map((lifeguard) => {
+  const runs = settings.lifeguardRuns.map((lifeguard, index) => {
     const report = progress === undefined ? undefined
       : (simulatedMs: number, events: number, phase: string): void => progress({
         seed, simulatedMs, events: eventsBefore + events,
         phase: `${settings.lifeguardRuns.length > 1 ? `lifeguard ${lifeguard ? 'on' : 'off'}, `
           : ''}${phase}`,
       });
-    const outcome = runOnce(runSeedValue, plan, settings, lifeguard, overrides, report);
+    // One time axis per recording: with `--lifeguard both` only the first run (on) is kept.
+    const outcome = runOnce(runSeedValue, plan, settings, lifeguard, overrides, report,
+      index === 0 ? recorder : undefined);
     eventsBefore += outcome.figures.events;
     return outcome;
   });
@@ -152,10 +157,10 @@ function gossipNetwork(scheduler: Scheduler, prng: Prng, trace: TraceHash,
 
 function runOnce(
   seed: number, plan: GossipPlan, settings: GossipSettings, lifeguard: boolean,
-  overrides: GossipTestOverrides, progress: RunProgress | undefined,
+  overrides: GossipTestOverrides, progress: RunProgress | undefined, recorder?: SimRecorder,
 ): RunOutcome {
   const prng = new Prng(seed);
-  const scheduler = new Scheduler();
+  const scheduler = new Scheduler(startRecording(recorder, plan, settings));
   const trace = new TraceHash();
   const network = gossipNetwork(scheduler, prng, trace, plan);
   const config: SwimConfig = { ...gossipConfig(settings, lifeguard), ...overrides.config };
@@ -219,6 +224,18 @@ function runOnce(
       ...(actor === undefined ? {} : { hostile: { ...actor.counts, rejected } }),
     },
   };
+}
+
+/** The recording names the members, and says which run it is when the seed runs twice. */
+function startRecording(recorder: SimRecorder | undefined, plan: GossipPlan,
+  settings: GossipSettings): SimRecorder | undefined {
+  if (recorder === undefined) return undefined;
+  recorder.members = plan.ids;
+  if (settings.lifeguardRuns.length > 1) {
+    recorder.note({ kind: 'note', atMs: 0, text: 'lifeguard both: this recording is the run '
+      + 'with Lifeguard on; the trace hash covers both runs' });
+  }
+  return recorder;
 }
 
 /** The forger acts every ~20 ms of virtual time (bursts of 20 now and then) until the end. */

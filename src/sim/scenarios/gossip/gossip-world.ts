@@ -21,6 +21,7 @@ import { SimHost, type HostContext, type SimProcess } from '../../sim-host.js';
 import type { SimNetwork } from '../../sim-network.js';
 import { SIM_STORAGE_DEFAULTS } from '../../sim-storage.js';
 import { LeaderAgreement } from './leader-agreement.js';
+import type { RecordedEvent } from '../../sim-recorder.js';
 
 export interface GossipProcess extends SimProcess {
   readonly runtime: SwimRuntime;
@@ -75,6 +76,14 @@ export class GossipWorld {
   private readonly slots = new Map<NodeId, MemberSlot>();
   private readonly memberSet = new Set<NodeId>();
   private observer: WorldObserver | undefined;
+  /** Recording only: the last news of each member noted. */
+  private readonly newsOf = new Map<NodeId, { state: string; incarnation: number }>();
+  /** Recording only: the last leader answer noted (the unanimous key, '' while they differ). */
+  private leaderNews: string | undefined;
+  /** Recording only: the leader event noted last. */
+  private leaderEventLast: RecordedEvent | undefined;
+  /** Recording only: the answer noted before leaderEventLast. */
+  private leaderKeyBefore: string | undefined;
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -102,6 +111,10 @@ export class GossipWorld {
         storage: SIM_STORAGE_DEFAULTS,
       }, (context) => this.startProcess(slot, context));
       this.hosts.set(id, host);
+      const driftRate = options.drift.get(id) ?? 0;
+      if (driftRate !== 0) {
+        scheduler.recorder?.note({ kind: 'drift', atMs: 0, node: id, driftRate });
+      }
     });
   }
 
@@ -158,6 +171,8 @@ export class GossipWorld {
 
   setInboundDelay(id: NodeId, delayMs: number): void {
     this.slot(id).inboundDelayMs = delayMs;
+    this.scheduler.recorder?.note({ kind: 'note', atMs: this.scheduler.nowMs,
+      text: `${id} reads its messages ${delayMs.toFixed(0)} ms late (starved)` });
   }
 
   /** Graceful leave: the member announces it; its process exits `lingerMs` later. */
@@ -293,6 +308,70 @@ export class GossipWorld {
       this.observer?.onAgreementChanged(nowMs);
     }
     this.observer?.onMemberEvent(slot.id, event, nowMs);
+    if (this.scheduler.recorder !== undefined) this.record(slot.id, event, nowMs);
+  }
+
+  /**
+   * Into the recording, bounded at any size: a member's standing only when it is news (a crash
+   * seen by 1,000 members is one suspect and one dead, not 2,000: see isNews), and
+   * the leader only when the answer members give changes.
+   */
+  private record(observer: NodeId, event: MembershipEvent, nowMs: number): void {
+    const recorder = this.scheduler.recorder!;
+    const news = standingNews(observer, event);
+    if (news !== undefined && this.isNews(news, observer)) {
+      this.newsOf.set(news.member, { state: news.state, incarnation: news.incarnation });
+      recorder.note({ kind: 'member', atMs: nowMs, node: news.member, state: news.state,
+        by: observer, incarnation: news.incarnation });
+    }
+    this.recordLeader(nowMs);
+  }
+
+  /**
+   * SWIM's own precedence (a higher incarnation, or at the same one alive < suspect < dead,
+   * left): the members who learn a suspicion after the first declared it dead add nothing. A
+   * member's word on itself (admitted, refuted, rejoined) is always news: a restarted process
+   * starts again.
+   */
+  private isNews(news: { member: NodeId; state: string; incarnation: number },
+    observer: NodeId): boolean {
+    const last = this.newsOf.get(news.member);
+    if (last === undefined || observer === news.member) {
+      return last?.state !== news.state || last.incarnation !== news.incarnation;
+    }
+    if (news.incarnation !== last.incarnation) return news.incarnation > last.incarnation;
+    return STANDING_RANK[news.state]! > STANDING_RANK[last.state]!;
+  }
+
+  private recordLeader(nowMs: number): void {
+    const recorder = this.scheduler.recorder;
+    if (recorder === undefined) return;
+    const unanimous = this.agreement.unanimous();
+    const key = unanimous?.key ?? '';
+    if (key === this.leaderNews) return;
+    const before = this.leaderNews;
+    this.leaderNews = key;
+    const generation = unanimous === undefined ? 0 : Number(key.slice(key.lastIndexOf('@') + 1));
+    const answers = unanimous === undefined ? this.agreement.describe() : '';
+    const event = { kind: 'leader', atMs: nowMs, leader: unanimous?.leader, generation,
+      answers: answers.length > 200 ? `${answers.slice(0, 199)}…` : answers } as const;
+    // An answer that lasted no time (a joiner names none, then the leader, in one drain) is
+    // replaced, not kept: a 1,000-member join wave would note it 2,000 times.
+    const events = recorder.events;
+    const last = events[events.length - 1];
+    if (last !== undefined && last === this.leaderEventLast && last.atMs === nowMs) {
+      if (key === this.leaderKeyBefore) {
+        // Back to the answer before it: nothing happened.
+        events.pop();
+        this.leaderEventLast = undefined;
+        return;
+      }
+      events[events.length - 1] = event;
+    } else {
+      this.leaderKeyBefore = before;
+      recorder.note(event);
+    }
+    this.leaderEventLast = event;
   }
 
   private notMember(slot: MemberSlot): void {
@@ -302,6 +381,7 @@ export class GossipWorld {
     this.agreement.remove(slot.id);
     this.observer?.onMemberGone(slot.id);
     this.observer?.onAgreementChanged(this.scheduler.nowMs);
+    this.recordLeader(this.scheduler.nowMs);
   }
 
   private harvest(slot: MemberSlot, runtime: SwimRuntime): void {
@@ -325,5 +405,25 @@ export class GossipWorld {
     const slot = this.slots.get(id);
     assert(slot !== undefined, () => `unknown member ${id}`);
     return slot;
+  }
+}
+
+/** SWIM's order of standings at one incarnation (the recording's news follows it). */
+const STANDING_RANK: Readonly<Record<string, number>> = { alive: 0, suspect: 1, dead: 2, left: 2 };
+
+/** What an event says of someone's standing: a view of another member, or of itself. */
+function standingNews(observer: NodeId, event: MembershipEvent):
+  { member: NodeId; state: string; incarnation: number } | undefined {
+  switch (event.kind) {
+    case 'joined':
+      // Everyone's joins of everyone would be N² events: only a member's own admission.
+      return event.member === observer
+        ? { member: observer, state: 'alive', incarnation: event.incarnation } : undefined;
+    case 'suspect': case 'alive': case 'dead': case 'left':
+      return { member: event.member, state: event.kind, incarnation: event.incarnation };
+    case 'refuted': case 'rejoined':
+      return { member: observer, state: 'alive', incarnation: event.incarnation };
+    default:
+      return undefined;
   }
 }

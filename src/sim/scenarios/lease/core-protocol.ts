@@ -29,6 +29,7 @@ import type {
 } from '../../../runtime/core/index.js';
 import { leaderlessJudge, type LeaderlessAnswer } from '../../../runtime/core/leaderless.js';
 import { CoordError } from '../../../errors.js';
+import type { SimRecorder } from '../../sim-recorder.js';
 
 /** A member's answer to one call. */
 export type SimReply =
@@ -127,6 +128,8 @@ export interface MemberServerOptions {
   readonly electionTimeoutMsMax: number;
   /** Told each leaderless answer's code (CONCLAVE_NO_LEADER or CONCLAVE_NO_QUORUM). */
   readonly onLeaderless?: (code: string) => void;
+  /** Where each call and keep-alive served goes, with its answer (`conclave sim --record`). */
+  readonly recorder?: SimRecorder | undefined;
 }
 
 /**
@@ -200,6 +203,7 @@ export class SimMemberServer {
     this.o.observer.handled(this.o.member, request);
     const reply = (answer: SimReply): void => {
       this.o.observer.answered(this.o.member, request, answer, receivedAtMs);
+      this.record(from, request, answer, receivedAtMs);
       this.sendMember(from, { kind: 'answer', id, reply: answer });
     };
     if (leaderOnly(request)) {
@@ -268,6 +272,7 @@ export class SimMemberServer {
     core.keepAlive(message.leaseId, (outcome) => {
       const reply = leaseReply(outcome);
       this.o.observer.answered(this.o.member, request, reply, receivedAtMs);
+      this.record(from, request, reply, receivedAtMs);
       const stream = this.leaseStreams.get(key);
       if (stream === undefined) return; // closed meanwhile: the answer is lost with it
       const answer: KeepAliveAnswer = reply.kind === 'ok' ? reply
@@ -275,6 +280,16 @@ export class SimMemberServer {
       this.sendMember(from, { kind: 'keepalive-answer', id: message.id, seq: stream.seq++,
         n: message.n, answer });
     });
+  }
+
+  /** A call served, into the recording: from its arrival here to its answer. */
+  private record(from: NodeId, request: ClientRequest, reply: SimReply, receivedAtMs: number):
+    void {
+    this.o.recorder?.note({ kind: 'client', atMs: receivedAtMs, endMs: this.o.nowMs(),
+      client: `${from} at ${this.o.member}`, op: describeRequest(request),
+      outcome: reply.kind === 'ok' ? `ok ${clip(JSON.stringify(reply.body ?? null), 80)}`
+        : `refused ${reply.error.code}${reply.leader === undefined ? ''
+          : ` (leader ${reply.leader})`}` });
   }
 
   /** As http-api.ts's redirectToLeader: a follower names the leader, or gives the verdict. */
@@ -409,4 +424,17 @@ function storeError(error: KvError): CoordError {
     default:
       return assertNever(error, 'store error');
   }
+}
+
+/** A request in a few words, for the recording (its kind, then its fields but the stamp). */
+function describeRequest(request: ClientRequest): string {
+  const { kind, ...fields } = request as ClientRequest & Record<string, unknown>;
+  delete fields['clientId'];
+  delete fields['sequence'];
+  const rest = JSON.stringify(fields);
+  return rest === '{}' ? kind : `${kind} ${clip(rest, 100)}`;
+}
+
+function clip(text: string, lengthMax: number): string {
+  return text.length <= lengthMax ? text : `${text.slice(0, lengthMax - 1)}…`;
 }

@@ -30,6 +30,7 @@ import { Nemesis } from '../../nemesis.js';
 import { Prng } from '../../prng.js';
 import type { Scenario, ScenarioOptions, SeedResult, Violation } from '../../scenario.js';
 import { Scheduler } from '../../scheduler.js';
+import type { SimRecorder } from '../../sim-recorder.js';
 import { SettleGate } from '../../settle.js';
 import { TraceHash } from '../../trace-hash.js';
 import { ClientFaults } from './client-faults.js';
@@ -85,7 +86,8 @@ export const leaseScenario: Scenario<LeaseFigures> = {
     + 'replicas agree',
   flags: LEASE_FLAGS,
   mutantCatches: LEASE_MUTANT_CATCHES,
-  runSeed: (seed, options) => runLeaseSeed(seed, options),
+  runSeed: (seed, options, _progress, recorder) => runLeaseSeed(seed, options, {}, recorder),
+  records: true,
   summarize: summarizeLease,
 };
 
@@ -117,9 +119,9 @@ const SWEEP_INTERVAL_MS = 20;
 const SETTLE_MS_MAX = 3_000;
 
 export async function runLeaseSeed(seed: number, options: ScenarioOptions,
-  hooks: LeaseSeedHooks = {}): Promise<SeedResult<LeaseFigures>> {
+  hooks: LeaseSeedHooks = {}, recorder?: SimRecorder): Promise<SeedResult<LeaseFigures>> {
   const prng = new Prng(seed);
-  const scheduler = new Scheduler();
+  const scheduler = new Scheduler(recorder);
   const trace = new TraceHash();
   const settings = drawLeaseSettings(prng, options);
   const run = assemble(prng, scheduler, trace, settings);

@@ -132,6 +132,7 @@ export class LeaseWorld {
       faults: settings.network, describe: describeLeaseNetMessage, sizeBytes: () => 64,
     });
     this.ids = Array.from({ length: settings.nodes }, (_, i) => nodeId(`n${i + 1}`));
+    if (scheduler.recorder !== undefined) scheduler.recorder.members = this.ids;
     for (const id of this.ids) {
       this.hosts.set(id, new SimHost(id, scheduler, this.network, prng.fork(), {
         clock: { driftRate: 0, monotonicOffsetMs: randomInt(prng, 0, 100_000), wallOffsetMs: 0 },
@@ -317,6 +318,7 @@ export class LeaseWorld {
     const server = new SimMemberServer({ member: context.id, send,
       nowMs: () => this.scheduler.nowMs, observer: this.checker, timer: context.timer,
       progressIntervalMs: electionTimeoutMsMax, electionTimeoutMsMax,
+      recorder: this.scheduler.recorder,
       memberNowMs: () => context.clock.monotonicMs(),
       onLeaderless: (code) => {
         if (code === 'CONCLAVE_NO_LEADER') this.counts.noLeaderAnswers++;
@@ -372,6 +374,8 @@ export class LeaseWorld {
       onRaftEvent: (event) => {
         if (event.kind === 'leadership-transfer') this.onTransferStage(context.id, event.stage);
         if (event.kind !== 'role-changed') return;
+        this.scheduler.recorder?.note({ kind: 'role', atMs: nowMs(), node: context.id,
+          term: event.term, from: event.from, to: event.to, reason: event.reason });
         if (event.to === 'leader') this.counts.leaderChanges++;
         server.onRoleChanged(event.to === 'leader');
       },
