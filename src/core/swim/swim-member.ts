@@ -159,6 +159,9 @@ export class SwimMember {
   /** Strangers admitted by a join-ack and not yet heard from; insertion order is expiry order. */
   private readonly pendingJoins = new Map<NodeId, PendingJoin>();
   private rejoinAskedAtMs = -Infinity;
+  /** The push-pull asked to catch up with a refused claim (see `catchUpWith`), until answered. */
+  private catchUp: { readonly peer: NodeId; readonly nonce: number } | undefined;
+  private catchUpAskedAtMs = -Infinity;
   private claimMax: CoordinatorClaim = { generation: 0 as Generation };
   private ageSeenMax = 0;
   /** When the live set will have been quiet for the stable-after time (if nothing changes). */
@@ -187,7 +190,7 @@ export class SwimMember {
     pingReqsServed: 0, nacksSent: 0, refutations: 0, messagesSent: 0, bytesSent: 0,
     rejectedOutOfRange: 0, rejectedIncarnationJump: 0, rejectedAgeJump: 0, rejectedAgeDecrease: 0,
     rejectedGenerationJump: 0, rejectedOlderThanLeader: 0, rejectedAdmissionRate: 0,
-    rejectedClaims: 0, joinsUnconfirmed: 0,
+    rejectedClaims: 0, joinsUnconfirmed: 0, claimsCaughtUp: 0,
   };
   private readonly admissions: AdmissionBudget;
 
@@ -667,7 +670,8 @@ export class SwimMember {
   }
 
   private onPushPull(from: NodeId, pushPull: PushPullMessage, nowMs: number): void {
-    const message = this.plausiblePushPull(pushPull);
+    this.takeCaughtUpClaim(from, pushPull);
+    const message = this.plausiblePushPull(pushPull, nowMs);
     const aboutMe = message.members.find((u) => u.member === this.id);
     // A verdict that demands re-admission stands whatever our incarnation: the sender refuses
     // every revival of ours that keeps this age (after a rejoin, the age is new).
@@ -683,14 +687,52 @@ export class SwimMember {
       if (from === message.claim.by) this.follow(message.claim);
     }
     this.noteClaim(message.claim);
-    if (!message.reply) this.sendPushPull(from, true);
+    if (!message.reply) this.sendPushPull(from, true, pushPull.nonce);
+  }
+
+  /**
+   * The generation ratchet (docs/gossip.md): a forged claim just past the step, computed from
+   * one member's view, can arrive after an honest claim raised that member's highest claim; it
+   * is taken there (and at the candidate, which then claims one above it) and is beyond the
+   * bound of every member that had not yet heard the honest claim. Those would refuse the
+   * candidate's claims for good: the bound is measured against what each member knows, and
+   * nothing else raised what they know. So a member that refuses a claim of its coordinator
+   * candidate as beyond the bound asks that candidate for its full state, with a nonce, at
+   * most once a join timeout; the reply that echoes the nonce comes from the candidate's real
+   * address (a forger without the keyring sends under any id, but cannot see a request made to
+   * another address), and its claim is taken whatever the step, within `SWIM_VALUE_MAX`. What
+   * a real member holds was itself raised by bounded steps only, so the bound still limits how
+   * far one forged message moves the cluster; it no longer splits it.
+   */
+  private catchUpWith(claimer: NodeId | undefined, nowMs: number): void {
+    if (claimer === undefined || claimer === this.id || this.phase !== 'member') return;
+    if (this.table.oldestLive()?.id !== claimer) return;
+    if (nowMs - this.catchUpAskedAtMs < this.config.joinTimeoutMs) return;
+    this.catchUpAskedAtMs = nowMs;
+    const nonce = randomInt(this.random, 1, 2 ** 32);
+    this.catchUp = { peer: claimer, nonce };
+    this.sendPushPull(claimer, false, nonce);
+  }
+
+  /** Takes the claim of the reply to `catchUpWith`'s request, if `pushPull` is that reply. */
+  private takeCaughtUpClaim(from: NodeId, pushPull: PushPullMessage): void {
+    const asked = this.catchUp;
+    if (!pushPull.reply || asked === undefined || asked.peer !== from
+      || pushPull.nonce !== asked.nonce) return;
+    this.catchUp = undefined;
+    if (pushPull.claim.generation > SWIM_VALUE_MAX
+      || claimOrder(pushPull.claim, this.claimMax) <= 0) return;
+    if (!plausibleGeneration(pushPull.claim.generation, this.claimMax.generation)) {
+      this.counters.claimsCaughtUp++;
+    }
+    this.noteClaim(pushPull.claim);
   }
 
   /**
    * The push-pull without its implausible records (counted), and with a claim out of reach
    * replaced by ours (so that it neither raises `claimMax` nor changes whom we follow).
    */
-  private plausiblePushPull(message: PushPullMessage): PushPullMessage {
+  private plausiblePushPull(message: PushPullMessage, nowMs: number): PushPullMessage {
     let members = message.members;
     for (let i = 0; i < members.length; i++) {
       if (this.judge(members[i] as GossipUpdate) === undefined) continue;
@@ -702,6 +744,7 @@ export class SwimMember {
       return members === message.members ? message : { ...message, members };
     }
     this.counters.rejectedClaims++;
+    this.catchUpWith(message.claim.by, nowMs);
     return { ...message, members, claim: this.claimMax };
   }
 
@@ -725,10 +768,12 @@ export class SwimMember {
     if (claimOrder(claim, this.followedClaim) > 0) this.followedClaim = claim;
   }
 
-  private sendPushPull(to: NodeId, reply: boolean): void {
+  private sendPushPull(to: NodeId, reply: boolean, nonce?: number): void {
     const members = this.snapshot();
     const acting = this.isActing();
-    this.send(to, { kind: 'push-pull', reply, acting, claim: this.claimMax, members });
+    const message: PushPullMessage = { kind: 'push-pull', reply, acting, claim: this.claimMax,
+      members };
+    this.send(to, nonce === undefined ? message : { ...message, nonce });
   }
 
   // ---------------------------------------------------------------------------------------
@@ -760,6 +805,7 @@ export class SwimMember {
     const rejection = source === 'push-pull' ? undefined : this.judge(update);
     if (rejection !== undefined) {
       this.countRejection(rejection);
+      if (rejection === 'generation-jump') this.catchUpWith(update.member, nowMs);
       return;
     }
     this.noteAge(update.age);
