@@ -670,8 +670,8 @@ export class SwimMember {
   }
 
   private onPushPull(from: NodeId, pushPull: PushPullMessage, nowMs: number): void {
-    this.takeCaughtUpClaim(from, pushPull);
-    const message = this.plausiblePushPull(pushPull, nowMs);
+    const answered = this.takeCaughtUpClaim(from, pushPull);
+    const message = this.plausiblePushPull(pushPull, answered ? from : undefined, nowMs);
     const aboutMe = message.members.find((u) => u.member === this.id);
     // A verdict that demands re-admission stands whatever our incarnation: the sender refuses
     // every revival of ours that keeps this age (after a rejoin, the age is new).
@@ -703,53 +703,88 @@ export class SwimMember {
    * another address), and its claim is taken whatever the step, within `SWIM_VALUE_MAX`. What
    * a real member holds was itself raised by bounded steps only, so the bound still limits how
    * far one forged message moves the cluster; it no longer splits it.
+   *
+   * The same holds for incarnations: a member two forged accusations away refutes twice, each
+   * time within the step of peers that heard the first refutation, and beyond the step of one
+   * that had not (`sim --scenario gossip --members 100 --hostile`, seed 37: a member held dead
+   * at incarnation 1 refuted at 65,541, and its refutations, its rejoin included, were refused
+   * there for good). So a refused refutation of a member this view holds suspect or dead asks
+   * that member, and its own record in the answer is taken whatever the step.
    */
-  private catchUpWith(claimer: NodeId | undefined, nowMs: number): void {
-    if (claimer === undefined || claimer === this.id || this.phase !== 'member') return;
-    if (this.table.oldestLive()?.id !== claimer) return;
+  private catchUpWith(peer: NodeId | undefined, nowMs: number): void {
+    if (peer === undefined || peer === this.id || this.phase !== 'member') return;
     if (nowMs - this.catchUpAskedAtMs < this.config.joinTimeoutMs) return;
     this.catchUpAskedAtMs = nowMs;
     const nonce = randomInt(this.random, 1, 2 ** 32);
-    this.catchUp = { peer: claimer, nonce };
-    this.sendPushPull(claimer, false, nonce);
+    this.catchUp = { peer, nonce };
+    this.sendPushPull(peer, false, nonce);
   }
 
-  /** Takes the claim of the reply to `catchUpWith`'s request, if `pushPull` is that reply. */
-  private takeCaughtUpClaim(from: NodeId, pushPull: PushPullMessage): void {
+  /** A refused update that may be a member's real state past the bound: see `catchUpWith`. */
+  private catchUpAfter(update: GossipUpdate, rejection: SwimRejection, nowMs: number): void {
+    if (rejection === 'generation-jump') {
+      if (this.table.oldestLive()?.id === update.member) this.catchUpWith(update.member, nowMs);
+    } else if (rejection === 'incarnation-jump' && update.state === 'alive') {
+      const record = this.table.get(update.member);
+      if (record !== undefined && (record.state === 'suspect' || record.state === 'dead')) {
+        this.catchUpWith(update.member, nowMs);
+      }
+    }
+  }
+
+  /**
+   * Whether `pushPull` is the answer to `catchUpWith`'s request; if so, its claim is taken
+   * whatever the step.
+   */
+  private takeCaughtUpClaim(from: NodeId, pushPull: PushPullMessage): boolean {
     const asked = this.catchUp;
     if (!pushPull.reply || asked === undefined || asked.peer !== from
-      || pushPull.nonce !== asked.nonce) return;
+      || pushPull.nonce !== asked.nonce) return false;
     this.catchUp = undefined;
     if (pushPull.claim.generation > SWIM_VALUE_MAX
-      || claimOrder(pushPull.claim, this.claimMax) <= 0) return;
+      || claimOrder(pushPull.claim, this.claimMax) <= 0) return true;
     if (!plausibleGeneration(pushPull.claim.generation, this.claimMax.generation)) {
       this.counters.claimsCaughtUp++;
     }
     this.noteClaim(pushPull.claim);
+    return true;
   }
 
   /**
    * The push-pull without its implausible records (counted), and with a claim out of reach
    * replaced by ours (so that it neither raises `claimMax` nor changes whom we follow).
    */
-  private plausiblePushPull(message: PushPullMessage, nowMs: number): PushPullMessage {
+  private plausiblePushPull(
+    message: PushPullMessage, answeredBy: NodeId | undefined, nowMs: number,
+  ): PushPullMessage {
+    // The answer to a catch-up speaks for its sender: its own record past the step is taken.
+    const judge = (u: GossipUpdate): SwimRejection | undefined => {
+      const rejection = this.judge(u);
+      return rejection === 'incarnation-jump' && u.member === answeredBy ? undefined : rejection;
+    };
     let members = message.members;
     for (let i = 0; i < members.length; i++) {
-      if (this.judge(members[i] as GossipUpdate) === undefined) continue;
-      members = members.filter((u) => this.judge(u) === undefined);
-      this.rejectAll(message.members.filter((u) => this.judge(u) !== undefined));
+      if (judge(members[i] as GossipUpdate) === undefined) continue;
+      members = members.filter((u) => judge(u) === undefined);
+      this.rejectAll(message.members.filter((u) => judge(u) !== undefined), nowMs);
       break;
     }
     if (plausibleGeneration(message.claim.generation, this.claimMax.generation)) {
       return members === message.members ? message : { ...message, members };
     }
     this.counters.rejectedClaims++;
-    this.catchUpWith(message.claim.by, nowMs);
+    if (message.claim.by !== undefined && this.table.oldestLive()?.id === message.claim.by) {
+      this.catchUpWith(message.claim.by, nowMs);
+    }
     return { ...message, members, claim: this.claimMax };
   }
 
-  private rejectAll(updates: readonly GossipUpdate[]): void {
-    for (const update of updates) this.countRejection(this.judge(update) as SwimRejection);
+  private rejectAll(updates: readonly GossipUpdate[], nowMs: number): void {
+    for (const update of updates) {
+      const rejection = this.judge(update) as SwimRejection;
+      this.countRejection(rejection);
+      this.catchUpAfter(update, rejection, nowMs);
+    }
   }
 
   /**
@@ -805,7 +840,7 @@ export class SwimMember {
     const rejection = source === 'push-pull' ? undefined : this.judge(update);
     if (rejection !== undefined) {
       this.countRejection(rejection);
-      if (rejection === 'generation-jump') this.catchUpWith(update.member, nowMs);
+      this.catchUpAfter(update, rejection, nowMs);
       return;
     }
     this.noteAge(update.age);
