@@ -10,8 +10,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { nodeId, type Generation } from '../../../src/core/ids.js';
+import type { Incarnation } from '../../../src/core/ids.js';
 import {
-  SWIM_GENERATION_STEP_MAX, type PushPullMessage, type SwimMember,
+  SWIM_GENERATION_STEP_MAX, SWIM_INCARNATION_STEP_MAX, type PushPullMessage, type SwimMember,
 } from '../../../src/core/swim/index.js';
 import { SwimHarness } from './harness.js';
 
@@ -96,5 +97,40 @@ describe('swim: the generation ratchet', () => {
       incarnation: record.incarnation, age: record.age,
       generation: (beyond + SWIM_GENERATION_STEP_MAX + 1) as Generation }] }, h.nowMs);
     assert.equal(pushPullsTo(n2, 'n1').filter((m) => m.nonce !== undefined).length, 0);
+  });
+
+  test('a refutation past the incarnation step of a member that holds it dead', () => {
+    // Seed 37 --hostile at 100 members: a member two forged accusations away refuted twice;
+    // one that held it dead at its first incarnation refused every later refutation for good.
+    const h = stableCluster(33);
+    const n2 = h.member('n2');
+    h.flush(n2);
+    const n3 = nodeId('n3');
+    const record = n2.members().find((r) => r.id === n3);
+    assert.ok(record !== undefined);
+    n2.step(nodeId('n4'), { kind: 'gossip', updates: [{ member: n3, state: 'dead',
+      incarnation: record.incarnation, age: record.age, by: nodeId('n4') }] }, h.nowMs);
+    assert.equal(n2.members().find((r) => r.id === n3)?.state, 'dead');
+    h.flush(n2);
+    const far = (record.incarnation + SWIM_INCARNATION_STEP_MAX + 5) as Incarnation;
+    const alive = { member: n3, state: 'alive' as const, incarnation: far, age: record.age,
+      address: 'n3' };
+    n2.step(nodeId('n4'), { kind: 'gossip', updates: [alive] }, h.nowMs);
+    const asked = pushPullsTo(n2, 'n3');
+    assert.equal(asked.length, 1);
+    const nonce = asked[0]?.nonce;
+    assert.ok(nonce !== undefined);
+    const reply = (echoed: number | undefined): PushPullMessage => ({
+      kind: 'push-pull', reply: true, acting: true, members: [alive],
+      claim: n2.status().generationMax === 0 ? { generation: 0 as Generation }
+        : { generation: n2.status().generationMax, by: nodeId('n1') },
+      ...(echoed === undefined ? {} : { nonce: echoed }),
+    });
+    n2.step(n3, reply(nonce + 1), h.nowMs);
+    assert.equal(n2.members().find((r) => r.id === n3)?.state, 'dead', 'a forged answer');
+    n2.step(n3, reply(nonce), h.nowMs);
+    const after = n2.members().find((r) => r.id === n3);
+    assert.equal(after?.state, 'alive');
+    assert.equal(after?.incarnation, far);
   });
 });
