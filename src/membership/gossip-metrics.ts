@@ -136,6 +136,9 @@ function addRejectionMetrics(registry: Registry, source: GossipMetricsSource): v
   totalCounter(registry, 'conclave_gossip_joins_unconfirmed_total',
     'joins answered whose joiner never spoke again, so it never entered the view', [],
     (s) => [[{}, s.counters.joinsUnconfirmed]], source);
+  totalCounter(registry, 'conclave_gossip_claims_caught_up_total',
+    'claims taken beyond the generation bound from the candidate\'s answer to a request', [],
+    (s) => [[{}, s.counters.claimsCaughtUp]], source);
   totalCounter(registry, 'conclave_gossip_keyring_failures_total',
     'messages refused by the keyring (not sealed, truncated, unknown key, bad tag)',
     ['channel', 'reason'],

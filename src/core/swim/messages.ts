@@ -108,6 +108,14 @@ export interface PushPullMessage {
   readonly acting: boolean;
   readonly claim: CoordinatorClaim;
   readonly members: readonly GossipUpdate[];
+  /**
+   * A random number the requester chose, echoed by the reply (absent on the usual periodic
+   * exchange). A member asks the coordinator candidate with one when it refused that
+   * candidate's claim as beyond its bound; a reply that echoes it comes from the candidate's
+   * real address (a forger without the keyring cannot see the request), so its claim is taken
+   * whatever the step (`SwimMember.catchUpWith`, docs/gossip.md "The generation ratchet").
+   */
+  readonly nonce?: number;
 }
 
 export type SwimMessage =
@@ -196,7 +204,7 @@ export function estimateSwimMessageBytes(message: SwimMessage): number {
         + message.stable.reduce((sum, id) => sum + 2 + id.length, 3);
     case 'push-pull':
       return header + 4 + estimateClaimBytes(message.claim)
-        + estimateUpdatesBytes(message.members);
+        + estimateUpdatesBytes(message.members) + (message.nonce === undefined ? 0 : 7);
     default:
       return assertNever(message, 'swim message');
   }

@@ -159,6 +159,9 @@ export class SwimMember {
   /** Strangers admitted by a join-ack and not yet heard from; insertion order is expiry order. */
   private readonly pendingJoins = new Map<NodeId, PendingJoin>();
   private rejoinAskedAtMs = -Infinity;
+  /** The push-pull asked to catch up with a refused claim (see `catchUpWith`), until answered. */
+  private catchUp: { readonly peer: NodeId; readonly nonce: number } | undefined;
+  private catchUpAskedAtMs = -Infinity;
   private claimMax: CoordinatorClaim = { generation: 0 as Generation };
   private ageSeenMax = 0;
   /** When the live set will have been quiet for the stable-after time (if nothing changes). */
@@ -187,7 +190,7 @@ export class SwimMember {
     pingReqsServed: 0, nacksSent: 0, refutations: 0, messagesSent: 0, bytesSent: 0,
     rejectedOutOfRange: 0, rejectedIncarnationJump: 0, rejectedAgeJump: 0, rejectedAgeDecrease: 0,
     rejectedGenerationJump: 0, rejectedOlderThanLeader: 0, rejectedAdmissionRate: 0,
-    rejectedClaims: 0, joinsUnconfirmed: 0,
+    rejectedClaims: 0, joinsUnconfirmed: 0, claimsCaughtUp: 0,
   };
   private readonly admissions: AdmissionBudget;
 
@@ -667,7 +670,8 @@ export class SwimMember {
   }
 
   private onPushPull(from: NodeId, pushPull: PushPullMessage, nowMs: number): void {
-    const message = this.plausiblePushPull(pushPull);
+    const answered = this.takeCaughtUpClaim(from, pushPull);
+    const message = this.plausiblePushPull(pushPull, answered ? from : undefined, nowMs);
     const aboutMe = message.members.find((u) => u.member === this.id);
     // A verdict that demands re-admission stands whatever our incarnation: the sender refuses
     // every revival of ours that keeps this age (after a rejoin, the age is new).
@@ -683,30 +687,104 @@ export class SwimMember {
       if (from === message.claim.by) this.follow(message.claim);
     }
     this.noteClaim(message.claim);
-    if (!message.reply) this.sendPushPull(from, true);
+    if (!message.reply) this.sendPushPull(from, true, pushPull.nonce);
+  }
+
+  /**
+   * The generation ratchet (docs/gossip.md): a forged claim just past the step, computed from
+   * one member's view, can arrive after an honest claim raised that member's highest claim; it
+   * is taken there (and at the candidate, which then claims one above it) and is beyond the
+   * bound of every member that had not yet heard the honest claim. Those would refuse the
+   * candidate's claims for good: the bound is measured against what each member knows, and
+   * nothing else raised what they know. So a member that refuses a claim of its coordinator
+   * candidate as beyond the bound asks that candidate for its full state, with a nonce, at
+   * most once a join timeout; the reply that echoes the nonce comes from the candidate's real
+   * address (a forger without the keyring sends under any id, but cannot see a request made to
+   * another address), and its claim is taken whatever the step, within `SWIM_VALUE_MAX`. What
+   * a real member holds was itself raised by bounded steps only, so the bound still limits how
+   * far one forged message moves the cluster; it no longer splits it.
+   *
+   * The same holds for incarnations: a member two forged accusations away refutes twice, each
+   * time within the step of peers that heard the first refutation, and beyond the step of one
+   * that had not (`sim --scenario gossip --members 100 --hostile`, seed 37: a member held dead
+   * at incarnation 1 refuted at 65,541, and its refutations, its rejoin included, were refused
+   * there for good). So a refused refutation of a member this view holds suspect or dead asks
+   * that member, and its own record in the answer is taken whatever the step.
+   */
+  private catchUpWith(peer: NodeId | undefined, nowMs: number): void {
+    if (peer === undefined || peer === this.id || this.phase !== 'member') return;
+    if (nowMs - this.catchUpAskedAtMs < this.config.joinTimeoutMs) return;
+    this.catchUpAskedAtMs = nowMs;
+    const nonce = randomInt(this.random, 1, 2 ** 32);
+    this.catchUp = { peer, nonce };
+    this.sendPushPull(peer, false, nonce);
+  }
+
+  /** A refused update that may be a member's real state past the bound: see `catchUpWith`. */
+  private catchUpAfter(update: GossipUpdate, rejection: SwimRejection, nowMs: number): void {
+    if (rejection === 'generation-jump') {
+      if (this.table.oldestLive()?.id === update.member) this.catchUpWith(update.member, nowMs);
+    } else if (rejection === 'incarnation-jump' && update.state === 'alive') {
+      const record = this.table.get(update.member);
+      if (record !== undefined && (record.state === 'suspect' || record.state === 'dead')) {
+        this.catchUpWith(update.member, nowMs);
+      }
+    }
+  }
+
+  /**
+   * Whether `pushPull` is the answer to `catchUpWith`'s request; if so, its claim is taken
+   * whatever the step.
+   */
+  private takeCaughtUpClaim(from: NodeId, pushPull: PushPullMessage): boolean {
+    const asked = this.catchUp;
+    if (!pushPull.reply || asked === undefined || asked.peer !== from
+      || pushPull.nonce !== asked.nonce) return false;
+    this.catchUp = undefined;
+    if (pushPull.claim.generation > SWIM_VALUE_MAX
+      || claimOrder(pushPull.claim, this.claimMax) <= 0) return true;
+    if (!plausibleGeneration(pushPull.claim.generation, this.claimMax.generation)) {
+      this.counters.claimsCaughtUp++;
+    }
+    this.noteClaim(pushPull.claim);
+    return true;
   }
 
   /**
    * The push-pull without its implausible records (counted), and with a claim out of reach
    * replaced by ours (so that it neither raises `claimMax` nor changes whom we follow).
    */
-  private plausiblePushPull(message: PushPullMessage): PushPullMessage {
+  private plausiblePushPull(
+    message: PushPullMessage, answeredBy: NodeId | undefined, nowMs: number,
+  ): PushPullMessage {
+    // The answer to a catch-up speaks for its sender: its own record past the step is taken.
+    const judge = (u: GossipUpdate): SwimRejection | undefined => {
+      const rejection = this.judge(u);
+      return rejection === 'incarnation-jump' && u.member === answeredBy ? undefined : rejection;
+    };
     let members = message.members;
     for (let i = 0; i < members.length; i++) {
-      if (this.judge(members[i] as GossipUpdate) === undefined) continue;
-      members = members.filter((u) => this.judge(u) === undefined);
-      this.rejectAll(message.members.filter((u) => this.judge(u) !== undefined));
+      if (judge(members[i] as GossipUpdate) === undefined) continue;
+      members = members.filter((u) => judge(u) === undefined);
+      this.rejectAll(message.members.filter((u) => judge(u) !== undefined), nowMs);
       break;
     }
     if (plausibleGeneration(message.claim.generation, this.claimMax.generation)) {
       return members === message.members ? message : { ...message, members };
     }
     this.counters.rejectedClaims++;
+    if (message.claim.by !== undefined && this.table.oldestLive()?.id === message.claim.by) {
+      this.catchUpWith(message.claim.by, nowMs);
+    }
     return { ...message, members, claim: this.claimMax };
   }
 
-  private rejectAll(updates: readonly GossipUpdate[]): void {
-    for (const update of updates) this.countRejection(this.judge(update) as SwimRejection);
+  private rejectAll(updates: readonly GossipUpdate[], nowMs: number): void {
+    for (const update of updates) {
+      const rejection = this.judge(update) as SwimRejection;
+      this.countRejection(rejection);
+      this.catchUpAfter(update, rejection, nowMs);
+    }
   }
 
   /**
@@ -725,10 +803,12 @@ export class SwimMember {
     if (claimOrder(claim, this.followedClaim) > 0) this.followedClaim = claim;
   }
 
-  private sendPushPull(to: NodeId, reply: boolean): void {
+  private sendPushPull(to: NodeId, reply: boolean, nonce?: number): void {
     const members = this.snapshot();
     const acting = this.isActing();
-    this.send(to, { kind: 'push-pull', reply, acting, claim: this.claimMax, members });
+    const message: PushPullMessage = { kind: 'push-pull', reply, acting, claim: this.claimMax,
+      members };
+    this.send(to, nonce === undefined ? message : { ...message, nonce });
   }
 
   // ---------------------------------------------------------------------------------------
@@ -760,6 +840,7 @@ export class SwimMember {
     const rejection = source === 'push-pull' ? undefined : this.judge(update);
     if (rejection !== undefined) {
       this.countRejection(rejection);
+      this.catchUpAfter(update, rejection, nowMs);
       return;
     }
     this.noteAge(update.age);

@@ -140,6 +140,11 @@ export interface SwimCounters {
    * join timeouts, so it never entered the view: forged joins, or a joiner that died at once.
    */
   joinsUnconfirmed: number;
+  /**
+   * Claims taken beyond the generation bound from the coordinator candidate's own answer to a
+   * request of this member's (the generation ratchet, docs/gossip.md).
+   */
+  claimsCaughtUp: number;
 }
 
 export interface SwimStatus {

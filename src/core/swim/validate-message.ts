@@ -82,14 +82,17 @@ function parseMessage(value: unknown): SwimMessage {
         members: updates(record['members'], SWIM_MEMBERS_MAX, 'members'),
         stable: ids(record['stable'], SWIM_MEMBERS_MAX, 'stable'),
       };
-    case 'push-pull':
-      return {
-        kind: 'push-pull',
+    case 'push-pull': {
+      const message = {
+        kind: 'push-pull' as const,
         reply: bool(record['reply'], 'reply'),
         acting: bool(record['acting'], 'acting'),
         claim: claim(record['claim']),
         members: updates(record['members'], SWIM_MEMBERS_MAX, 'members'),
       };
+      const nonce = record['nonce'];
+      return nonce === undefined ? message : { ...message, nonce: uint(nonce, 'nonce') };
+    }
     default:
       throw new Invalid(`unknown kind: ${describe(kind)}`);
   }

@@ -71,6 +71,14 @@ describe('swim: message validation', () => {
     assert.deepEqual(checked.message, { kind: 'ack', seq: 1, updates: [] });
   });
 
+  test('a push-pull keeps its nonce (the catch-up of the generation ratchet)', () => {
+    const message = { kind: 'push-pull', reply: true, acting: true, claim, members: [update],
+      nonce: 2 ** 32 - 1 };
+    const checked = validateSwimMessage(structuredClone(message));
+    assert.ok(checked.ok);
+    assert.deepEqual(checked.message, message);
+  });
+
   test('malformed messages are rejected with the reason', () => {
     const cases: [unknown, RegExp][] = [
       [null, /message must be an object/],
@@ -81,6 +89,7 @@ describe('swim: message validation', () => {
       [{ kind: 'gossip', updates: [{ ...update, state: 'zombie' }] }, /state/],
       [{ kind: 'gossip', updates: new Array(300).fill(update) }, /max 256/],
       [{ kind: 'push-pull', reply: 'yes', acting: true, claim, members: [] }, /reply/],
+      [{ kind: 'push-pull', reply: true, acting: true, claim, members: [], nonce: -1 }, /nonce/],
       [{ kind: 'join', address: 'x'.repeat(300) }, /address/],
     ];
     for (const [value, problem] of cases) {

@@ -3,8 +3,9 @@
  * values beyond the bounds (src/sim/scenarios/gossip/hostile-gossip.ts). Goal: every checker
  * holds; in particular the seed that found the refutation trap (seed 11 at 100 members: an
  * accusation taken at the edge of the self bound made its target refute one past what every
- * peer accepts, and they held it dead for good) stays fixed. Method: `runGossipSeed` with
- * `hostile: true`, as `conclave sim --scenario gossip --hostile` runs it.
+ * peer accepts, and they held it dead for good) stays fixed, and so does the seed that found
+ * the generation ratchet (seed 14). Method: `runGossipSeed` with `hostile: true`, as
+ * `conclave sim --scenario gossip --hostile` runs it.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -34,6 +35,16 @@ describe('sim: scenarios: gossip under a forger', () => {
     const result = runGossipSeed(13, HOSTILE);
     assert.deepEqual(result.violations, [], 'replay: npx conclave '
       + 'sim --scenario gossip --seed 13 --seeds 1 --members 100 --hostile');
+  });
+
+  test('seed 14 at 100 members: the generation ratchet leaves nobody refusing the leader', () => {
+    // Before the catch-up (SwimMember.catchUpWith), a forged claim just past the step arrived
+    // at a member after an honest claim had raised its highest claim; the leader claimed one
+    // above it, beyond the bound of 91 members, which then named no leader for good
+    // (`none`×91, `n2@1031`×9 twenty seconds after the faults).
+    const result = runGossipSeed(14, HOSTILE);
+    assert.deepEqual(result.violations, [], 'replay: npx conclave '
+      + 'sim --scenario gossip --seed 14 --seeds 1 --members 100 --hostile');
   });
 
   test('seed 1 at 8 members, 12 forged joins: the leader comes back after the flood', () => {
