@@ -10,6 +10,7 @@ import type { LeaderEventKind } from './gossip-checks.js';
 import { rateInterval, rateRatioInterval, type Interval } from './rate-intervals.js';
 import type { GossipFigures, GossipRunFigures } from './gossip-scenario.js';
 import { gossipSettings } from './gossip-settings.js';
+import { DEGRADING_KINDS } from './gossip-plan.js';
 
 const LEADER_EVENTS: readonly { kind: LeaderEventKind; label: string }[] = [
   { kind: 'coordinator-crash', label: 'after the coordinator crashes' },
@@ -81,7 +82,101 @@ export function summarizeGossip(
   const on = summaries.find((s) => s.lifeguard);
   const off = summaries.find((s) => !s.lifeguard);
   if (on !== undefined && off !== undefined) lines.push(comparisonLine(on, off));
-  return { lines, data: { members: settings.members, summaries }, violations: [] };
+  // Issue 21 holds storm and calm seeds to different rates, and one storm seed can carry a
+  // pooled figure: each seed's own rate, and each class's, show which seed missed.
+  const perSeed = results.map(seedFalseDead);
+  lines.push(...perSeed.map(seedLine));
+  const classes = (['storm', 'calm'] as const).map((weather) =>
+    classFalseDead(weather, perSeed.filter((s) => s.weather === weather)))
+    .filter((c) => c.seeds > 0);
+  lines.push(...classes.map(classLine));
+  return {
+    lines, data: { members: settings.members, summaries, perSeed, classes }, violations: [],
+  };
+}
+
+type Weather = 'storm' | 'calm';
+
+interface RunFalseDead {
+  readonly lifeguard: boolean;
+  readonly memberHours: number;
+  readonly declarations: number;
+  readonly incidents: number;
+  readonly allowed: number;
+}
+
+interface SeedFalseDead {
+  readonly seed: number;
+  /** Storm: the seed drew a fault that can make a live member look dead (DEGRADING_KINDS). */
+  readonly weather: Weather;
+  readonly kinds: readonly string[];
+  readonly lossRate: number;
+  readonly runs: readonly RunFalseDead[];
+}
+
+interface ClassFalseDead {
+  readonly weather: Weather;
+  readonly seeds: number;
+  readonly runs: readonly RunFalseDead[];
+}
+
+function seedFalseDead(result: SeedResult<GossipFigures>): SeedFalseDead {
+  const kinds = result.figures.kinds;
+  return {
+    seed: result.seed,
+    weather: kinds.some((k) => DEGRADING_KINDS.includes(k)) ? 'storm' : 'calm',
+    kinds, lossRate: result.figures.lossRate,
+    runs: result.figures.runs.map((r) => ({
+      lifeguard: r.lifeguard, memberHours: r.memberHours,
+      declarations: r.falseDead.declarations, incidents: r.falseDead.incidents,
+      allowed: r.falseDeadAllowed,
+    })),
+  };
+}
+
+function classFalseDead(weather: Weather, seeds: readonly SeedFalseDead[]): ClassFalseDead {
+  const runs = [true, false].flatMap((lifeguard) => {
+    const of = seeds.flatMap((s) => s.runs.filter((r) => r.lifeguard === lifeguard));
+    if (of.length === 0) return [];
+    const sum = (pick: (r: RunFalseDead) => number): number =>
+      of.reduce((total, r) => total + pick(r), 0);
+    return [{
+      lifeguard, memberHours: sum((r) => r.memberHours), declarations: sum((r) => r.declarations),
+      incidents: sum((r) => r.incidents), allowed: sum((r) => r.allowed),
+    }];
+  });
+  return { weather, seeds: seeds.length, runs };
+}
+
+function runFalseDeadText(r: RunFalseDead): string {
+  const per100 = (n: number): string =>
+    formatNumber(r.memberHours > 0 ? (100 * n) / r.memberHours : 0);
+  return `lifeguard ${r.lifeguard ? 'on' : 'off'} ${per100(r.declarations)} declarations, `
+    + `${per100(r.incidents)} lives wrongly ended (${r.declarations} / ${r.incidents}`
+    + `${r.lifeguard ? ` of ${r.allowed} allowed` : ''}; `
+    + `${formatNumber(r.memberHours, 1)} member-hours)`;
+}
+
+/** Off over on, of lives wrongly ended; empty unless both settings ran. */
+function offOverOnText(runs: readonly RunFalseDead[]): string {
+  const on = runs.find((r) => r.lifeguard);
+  const off = runs.find((r) => !r.lifeguard);
+  if (on === undefined || off === undefined) return '';
+  const rate = (r: RunFalseDead): number => (r.memberHours > 0 ? r.incidents / r.memberHours : 0);
+  if (rate(on) === 0) return off.incidents === 0 ? '; off/on: none either way' : '; off/on: ∞';
+  return `; off/on ${formatNumber(rate(off) / rate(on), 1)}×`;
+}
+
+function seedLine(s: SeedFalseDead): string {
+  const drawn = s.kinds.length === 0 ? 'no swarm faults' : s.kinds.join(', ');
+  return `seed ${s.seed} (${s.weather}: ${drawn}; loss ${formatNumber(s.lossRate, 4)}): `
+    + "false 'dead' per 100 member-hours: "
+    + s.runs.map(runFalseDeadText).join('; ') + offOverOnText(s.runs);
+}
+
+function classLine(c: ClassFalseDead): string {
+  return `${c.weather} seeds (${c.seeds}): false 'dead' per 100 member-hours: `
+    + c.runs.map(runFalseDeadText).join('; ') + offOverOnText(c.runs);
 }
 
 function summarizeRuns(lifeguard: boolean, runs: readonly GossipRunFigures[]): LifeguardSummary {

@@ -87,6 +87,7 @@ describe('sim: scenarios: gossip', () => {
       'everyone holds it dead p50', "false 'dead' per 100 member-hours", 'bytes per member',
       'after the coordinator crashes: p50', 'after the partition heals: p50',
       'after the coordinator leaves: p50', 'Lifeguard on vs off, same faults',
+      "seed 4 (", "seed 5 (", "seeds (", 'lifeguard off', 'off/on',
     ]) {
       assert.ok(text.includes(part), `missing "${part}" in:\n${text}`);
     }

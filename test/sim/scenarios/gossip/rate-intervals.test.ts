@@ -40,4 +40,13 @@ describe('sim: scenarios: gossip: rate intervals', () => {
     const exposure = rateRatioInterval(20, 20, 20, 10);
     assert.ok(exposure.low < 0.5 && exposure.high > 0.5, JSON.stringify(exposure));
   });
+  test('large counts (a Lifeguard-off storm) get an interval around the count', () => {
+    // Seed 3 at 1,000 members: 6,992 lives ended over 37.76 member-hours; the normal
+    // approximation k ± 1.96 √k is within a unit of Garwood's bounds at this size.
+    const mean = poissonMeanInterval(6992);
+    assert.ok(Math.abs(mean.low - (6992 - 1.96 * Math.sqrt(6992))) < 2, JSON.stringify(mean));
+    assert.ok(Math.abs(mean.high - (6992 + 1.96 * Math.sqrt(6992))) < 2, JSON.stringify(mean));
+    const rate = rateInterval(6992, 37.76, 100);
+    assert.ok(rate.low < 18517.5 && rate.high > 18517.5, JSON.stringify(rate));
+  });
 });
