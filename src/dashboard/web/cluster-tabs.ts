@@ -1,9 +1,12 @@
 /**
  * The live cluster's tabs: Cluster (members and replication), Why leadership moved, Elections
- * and locks with Leases. Each is a function of the ClusterState that fills its panel.
+ * and locks with Leases. The first two are functions of the ClusterState that fill their panel;
+ * the third keeps its elements and updates them (RecipesView), as it holds up to 200 lease rows.
  */
 import { clockTime, fill, h, ms } from './dom.js';
 import { howTermStarted, termTimeline } from './leadership.js';
+import type { RecipeRow } from '../cluster-view.js';
+import { LeaseBars } from './lease-bars.js';
 import type { ClusterState, MemberView } from './state.js';
 
 export function renderCluster(panel: Element, state: ClusterState): void {
@@ -77,12 +80,35 @@ function outageLines(state: ClusterState): HTMLElement[] {
       `answering again since ${clockTime(o.upAtMs)}.`));
 }
 
-/** Leases shown as bars (soonest to expire first); the count says how many there are. */
-const LEASE_BARS_MAX = 200;
+/**
+ * Elections, locks and leases. The summary names the store's revision, which moves with every
+ * put, so it is the one part rewritten on every redraw; the tables are rebuilt only when a new
+ * recipes frame came, and the lease bars update in place (lease-bars.ts).
+ */
+export class RecipesView {
+  private readonly summary = h('p.summary');
+  private readonly tables = h('div');
+  private readonly leases = new LeaseBars();
+  private tablesFrom: readonly RecipeRow[] | undefined;
 
-export function renderRecipes(panel: Element, state: ClusterState): void {
-  const elections = state.recipes.filter((r) => r.kind === 'election');
-  const locks = state.recipes.filter((r) => r.kind === 'lock');
+  constructor(panel: Element) {
+    fill(panel, this.summary, this.tables, h('h3', {}, 'Leases'), this.leases.element);
+  }
+
+  render(state: ClusterState): void {
+    const summary = `From this member's store at revision ${state.revision}.`;
+    if (this.summary.textContent !== summary) this.summary.textContent = summary;
+    if (state.recipes !== this.tablesFrom) {
+      this.tablesFrom = state.recipes;
+      fill(this.tables, ...recipeTables(state.recipes));
+    }
+    this.leases.render(state.leases);
+  }
+}
+
+function recipeTables(recipes: readonly RecipeRow[]): HTMLElement[] {
+  const elections = recipes.filter((r) => r.kind === 'election');
+  const locks = recipes.filter((r) => r.kind === 'lock');
   const table = (title: string, rows: typeof elections, who: string): HTMLElement[] => [
     h('h3', {}, title),
     rows.length === 0 ? h('p.muted', {}, `no ${title.toLowerCase()} (no keys under ` +
@@ -97,43 +123,11 @@ export function renderRecipes(panel: Element, state: ClusterState): void {
         h('td', {}, r.holder === null ? '–' : r.holder.leaseId.toString(16)),
         h('td', {}, r.waiting.map(candidate).join(', ') || '–'))))),
   ];
-  fill(panel, h('p.summary', {}, `From this member's store at revision ${state.revision}.`),
-    ...table('Elections', elections, 'leader'), ...table('Locks', locks, 'holder'),
-    h('h3', {}, 'Leases'), leaseBars(state));
+  return [...table('Elections', elections, 'leader'), ...table('Locks', locks, 'holder')];
 }
 
 /** A candidate as the page names it: its id, and the value it proclaims if any. */
 function candidate(row: { id: string; value: string }): string {
   if (row.id === '') return row.value;
   return row.value === '' ? row.id : `${row.id} = ${row.value}`;
-}
-
-function leaseBars(state: ClusterState): HTMLElement {
-  const leases = state.leases;
-  if (leases === undefined) {
-    return h('p.muted', {}, 'no lease list yet (the leader sends one a second)');
-  }
-  // By the leader's clock, then what elapsed here since its list came.
-  const nowLeaderMs = leases.atMs + (Date.now() - leases.receivedAtMs);
-  const rows = [...leases.rows.values()]
-    .map((lease) => ({ ...lease, remainingMs: lease.expiresAtMs === null ? 0
-      : Math.max(0, lease.expiresAtMs - nowLeaderMs) }))
-    .sort((a, b) => a.remainingMs - b.remainingMs).slice(0, LEASE_BARS_MAX);
-  return h('div.leases', {},
-    h('p.muted', {}, `${leases.total} leases` + (leases.total > rows.length
-      ? `, the ${rows.length} closest to expiring shown` : '')),
-    ...rows.map((lease) => {
-      const remainingMs = lease.remainingMs;
-      const fraction = lease.ttlMs > 0 ? remainingMs / lease.ttlMs : 0;
-      const bar = h('span.bar', { style: `width:${(100 * fraction).toFixed(1)}%;` +
-        `transition:width ${(remainingMs / 1000).toFixed(2)}s linear` });
-      requestAnimationFrame(() => (bar.style.width = '0%'));
-      return h('div.lease', { 'data-lease': lease.id },
-        h('span.id', {}, lease.id.toString(16)),
-        h('span.track', {}, bar),
-        h('span.ttl', {},
-          `${(remainingMs / 1000).toFixed(1)} / ${(lease.ttlMs / 1000).toFixed(0)} s`),
-        h('span.keys', {}, lease.keyCount === 0 ? 'no keys' : `${lease.keys.join(', ')}` +
-          (lease.keyCount > lease.keys.length ? ` +${lease.keyCount - lease.keys.length}` : '')));
-    }));
 }

@@ -4,7 +4,7 @@
  * a recorded simulation (`conclave replay`) — and so which tabs show. Views redraw at most
  * four times a second and only the tab in view, so a busy feed never stalls the page.
  */
-import { renderCluster, renderLeadership, renderRecipes } from './cluster-tabs.js';
+import { RecipesView, renderCluster, renderLeadership } from './cluster-tabs.js';
 import { fill, h } from './dom.js';
 import { GossipTab } from './gossip-tab.js';
 import { KeysTab } from './keys-tab.js';
@@ -147,17 +147,14 @@ class Page {
       [panel(), panel(), panel(), panel(), panel(), panel()];
     const chart = new ThroughputTab(throughput);
     this.replay = new ReplayTab(replay);
-    let recipesVersion = -1;
+    const recipesView = new RecipesView(recipes);
     return [
       { id: 'cluster', title: 'Cluster', panel: cluster,
         render: () => renderCluster(cluster, state) },
       { id: 'leadership', title: 'Why leadership moved', panel: leadership,
         render: () => renderLeadership(leadership, state) },
-      { id: 'recipes', title: 'Elections, locks, leases', panel: recipes, render: () => {
-        const version = state.recipes.length * 1e9 + (state.leases?.atMs ?? 0) + state.revision;
-        if (version !== recipesVersion) renderRecipes(recipes, state);
-        recipesVersion = version;
-      } },
+      { id: 'recipes', title: 'Elections, locks, leases', panel: recipes,
+        render: () => recipesView.render(state) },
       { id: 'keys', title: 'Keys', panel: keys, render: () => {
         this.keys ??= new KeysTab(keys, this);
       } },
