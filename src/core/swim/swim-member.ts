@@ -23,7 +23,9 @@
  *   it so (`readmit` on the dead verdict); accusations from members it holds dead are
  *   ignored (they come from the far side of a healing partition);
  * - claims are ordered by (generation, claimer id); a member never claims over a newer claim
- *   by a live member without first asking it whether it counted this member dead.
+ *   by a live member without first asking it whether it counted this member dead, nor claims
+ *   to fence off the revival of a member re-admitted elsewhere without first asking that member
+ *   for its full state (its admitter's claim may be one this side has not heard of).
  * A partition shorter than the detection time (no side latched yet) still merges into one
  * coordinator with a higher generation, but which side's coordinator that is depends on who
  * learned what first.
