@@ -23,7 +23,9 @@
  *   it so (`readmit` on the dead verdict); accusations from members it holds dead are
  *   ignored (they come from the far side of a healing partition);
  * - claims are ordered by (generation, claimer id); a member never claims over a newer claim
- *   by a live member without first asking it whether it counted this member dead.
+ *   by a live member without first asking it whether it counted this member dead, nor claims
+ *   to fence off the revival of a member re-admitted elsewhere without first asking that member
+ *   for its full state (its admitter's claim may be one this side has not heard of).
  * A partition shorter than the detection time (no side latched yet) still merges into one
  * coordinator with a higher generation, but which side's coordinator that is depends on who
  * learned what first.
@@ -169,6 +171,12 @@ export class SwimMember {
   private stableDirty = false;
   private minorityLatched = false;
   private memberRevived = false;
+  /**
+   * A member held dead here that came back with a new age, admitted by another member: the
+   * member to ask for its full state before the claim that fences its revival (see
+   * `waitForRevived`), and when it was asked (undefined: not yet).
+   */
+  private revived: { readonly member: NodeId; askedAtMs: number | undefined } | undefined;
   /** The claim of the coordinator this member last followed (or made). */
   private followedClaim: CoordinatorClaim = { generation: 0 as Generation };
   /**
@@ -687,6 +695,8 @@ export class SwimMember {
       if (from === message.claim.by) this.follow(message.claim);
     }
     this.noteClaim(message.claim);
+    // The revived member answered: its admitter's claim, if newer, is now ours to see.
+    if (message.reply && this.revived?.member === from) this.revived = undefined;
     if (!message.reply) this.sendPushPull(from, true, pushPull.nonce);
   }
 
@@ -906,7 +916,10 @@ export class SwimMember {
       }
       // Back with a new age: admitted again (restarted, or rejoined after a partition); the
       // coordinator moves the generation on (see `maybeClaim`).
-      if (update.age !== record.age) this.memberRevived = true;
+      if (update.age !== record.age) {
+        this.memberRevived = true;
+        this.revived ??= { member: record.id, askedAtMs: undefined };
+      }
     }
     record.incarnation = update.incarnation;
     if (update.address !== undefined) record.address = update.address;
@@ -1485,18 +1498,25 @@ export class SwimMember {
     if (!this.sideMayAct()) {
       this.minorityLatched = true;
       this.memberRevived = false;
+      this.revived = undefined;
       return;
     }
     if (this.minorityLatched) {
       this.memberRevived = false;
+      this.revived = undefined;
       return;
     }
     if (this.table.oldestLive() !== self) {
       this.memberRevived = false;
+      this.revived = undefined;
       return;
     }
     const holds = this.claimMax.by === this.id && self.generation === this.claimMax.generation;
-    if (holds && !this.memberRevived) return;
+    if (holds && !this.memberRevived) {
+      this.revived = undefined;
+      return;
+    }
+    if (holds && this.waitForRevived(nowMs)) return;
     if (!holds && this.waitForNewerClaimer(nowMs)) return;
     const generation = (this.claimMax.generation + 1) as Generation;
     this.incarnation = (this.incarnation + 1) as Incarnation;
@@ -1505,7 +1525,37 @@ export class SwimMember {
     this.claimMax = { generation, by: this.id };
     this.followedClaim = this.claimMax;
     this.memberRevived = false;
+    this.revived = undefined;
     this.broadcasts.enqueue(toUpdate(self));
+  }
+
+  /**
+   * A member held dead here came back with a new age, admitted elsewhere: the admitter may be
+   * on the far side of a partition that just healed, whose coordinator claimed while this
+   * side had not yet counted it dead. Claiming one above our highest claim then names the
+   * generation that coordinator already holds (`sim --scenario gossip --members 100 --seed 2
+   * --loss 0.01`: n3 claimed 8 in the majority at 34.4 s; n2, the old coordinator of a
+   * minority not yet latched, claimed 8 after the heal at 50.3 s on the news of a member
+   * re-admitted over there, before any news of n3's claim). So ask the revived member for
+   * its full state first: its answer carries its claim (and may make this member rejoin
+   * younger, `onPushPull`). One that does not answer within a join timeout is claimed over.
+   */
+  private waitForRevived(nowMs: number): boolean {
+    const revived = this.revived;
+    if (revived === undefined) return false;
+    const record = this.table.get(revived.member);
+    if (record === undefined || !isLiveState(record.state)) {
+      this.revived = undefined;
+      return false;
+    }
+    if (revived.askedAtMs === undefined) {
+      revived.askedAtMs = nowMs;
+      this.sendPushPull(revived.member, false);
+      return true;
+    }
+    if (nowMs - revived.askedAtMs < this.config.joinTimeoutMs) return true;
+    this.revived = undefined;
+    return false;
   }
 
   /**
