@@ -84,7 +84,10 @@ export async function runOnce<T>(kv: Pick<KvClient, 'get' | 'txn'>, holding: Hol
     | TaskCompletion<T> | void): Promise<RunOnceResult<T>> {
   const key = taskKey(holding, taskId);
   const { signal, fencingToken } = holding;
-  const found = await kv.get(key, { signal });
+  const found = await kv.get(key, { signal }).catch((error: unknown) => {
+    if (!signal.aborted) throw error;
+    throw lostError(holding, taskId, 'started', 'failed');
+  });
   const previous = found.kv === undefined ? undefined : parseTaskRecord(found.kv, key);
   if (previous?.state === 'done') {
     return { ran: false, result: previous.result as T | undefined, record: previous };
@@ -127,7 +130,13 @@ async function guardedWrite(kv: Pick<KvClient, 'get' | 'txn'>, holding: Holding,
       error instanceof CoordError ? error.outcome : 'unknown');
   });
   if (written.succeeded) return written.revision;
-  const now = await kv.get(key, { signal: holding.signal });
+  // The read back runs under the leadership's signal too: a loss noticed while it is in
+  // flight (the watch on the leader's key beat the read, as on a loaded machine) is the same
+  // verdict as the refused write, not an AbortError of a read.
+  const now = await kv.get(key, { signal: holding.signal }).catch((error: unknown) => {
+    if (!holding.signal.aborted) throw error;
+    throw lostError(holding, taskId, record.state, 'failed');
+  });
   if (now.kv !== undefined && now.kv.value === value) return now.kv.modRevision;
   throw lostError(holding, taskId, record.state, 'failed');
 }
